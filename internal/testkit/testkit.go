@@ -1,0 +1,332 @@
+// Package testkit runs a whole Herald in a test: the engine on SQLite (in
+// memory by default), the in-process queue, the built-in platforms, fake
+// platform servers on loopback, and the HTTP front on an httptest server,
+// with helpers to seed accounts, keys, bots and targets and to call the
+// API.
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/platforms"
+	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/queue"
+	"github.com/heraldpush/herald/storage"
+	"github.com/heraldpush/herald/transport"
+)
+
+// Herald is a running Herald for one test.
+type Herald struct {
+	T        testing.TB
+	Engine   *push.Engine
+	Store    *storage.Store
+	Queue    *queue.Memory
+	Server   *httptest.Server
+	Clock    *Clock
+	Telegram *Telegram
+	// URL is the API's base URL, ending in /api.
+	URL string
+
+	stopped bool
+	chatSeq int64
+}
+
+type config struct {
+	db       string
+	workers  int
+	limits   push.Limits
+	points   push.Points
+	engine   func(*push.Options)
+	telegram *Telegram
+	noStart  bool
+	logger   *slog.Logger
+}
+
+// Option configures New.
+type Option func(*config)
+
+// WithDB uses the SQLite database at path instead of a private in-memory
+// one (to test restarts on a real file).
+func WithDB(path string) Option { return func(c *config) { c.db = path } }
+
+// WithWorkers sets the number of queue workers (default 4).
+func WithWorkers(n int) Option { return func(c *config) { c.workers = n } }
+
+// WithLimits sets the engine's limits; zero fields keep the defaults.
+func WithLimits(l push.Limits) Option { return func(c *config) { c.limits = l } }
+
+// WithPoints sets the points policy.
+func WithPoints(p push.Points) Option { return func(c *config) { c.points = p } }
+
+// WithEngineOptions lets a test change any engine option before New.
+func WithEngineOptions(f func(*push.Options)) Option { return func(c *config) { c.engine = f } }
+
+// WithTelegram shares a fake Telegram server (for example with a Herald
+// started earlier on the same database).
+func WithTelegram(f *Telegram) Option { return func(c *config) { c.telegram = f } }
+
+// WithoutStart builds the engine but does not start its workers.
+func WithoutStart() Option { return func(c *config) { c.noStart = true } }
+
+// WithLogger sends the engine's and the HTTP front's logs to l.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// New starts a Herald that stops when the test ends.
+func New(tb testing.TB, opts ...Option) *Herald {
+	tb.Helper()
+	c := config{db: ":memory:", workers: 4}
+	for _, o := range opts {
+		o(&c)
+	}
+	ctx := context.Background()
+	store, err := storage.Open(ctx, c.db)
+	if err != nil {
+		tb.Fatalf("testkit: open store: %v", err)
+	}
+	if c.telegram == nil {
+		c.telegram = NewTelegram(tb)
+	}
+	logger := c.logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	clock := &Clock{}
+	q := queue.NewMemory(queue.MemoryOptions{Workers: c.workers, Logger: logger, RetryDelay: 50 * time.Millisecond})
+	po := push.Options{
+		Store:        store,
+		Queue:        q,
+		Platforms:    platforms.Builtin(platforms.Options{Timeout: 10 * time.Second}),
+		Clock:        clock,
+		Logger:       logger,
+		Limits:       c.limits,
+		Points:       c.points,
+		RetryBackoff: 20 * time.Millisecond,
+	}
+	if c.engine != nil {
+		c.engine(&po)
+	}
+	eng, err := push.New(po)
+	if err != nil {
+		tb.Fatalf("testkit: new engine: %v", err)
+	}
+	h := &Herald{T: tb, Engine: eng, Store: store, Queue: q, Clock: clock, Telegram: c.telegram}
+	h.Server = httptest.NewServer(transport.New(eng, transport.Options{Logger: logger}))
+	h.URL = h.Server.URL + transport.BasePath
+	if !c.noStart {
+		if err := eng.Start(ctx); err != nil {
+			tb.Fatalf("testkit: start engine: %v", err)
+		}
+	}
+	tb.Cleanup(h.Stop)
+	return h
+}
+
+// Stop stops the HTTP server, the engine and the store. It is safe to call
+// more than once.
+func (h *Herald) Stop() {
+	if h.stopped {
+		return
+	}
+	h.stopped = true
+	h.Server.CloseClientConnections()
+	h.Server.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = h.Engine.Stop(ctx)
+	_ = h.Store.Close()
+}
+
+// Fixture is a seeded account with a key, a Telegram bot and a user
+// target.
+type Fixture struct {
+	Account push.Account
+	Key     string
+	Bot     push.Bot
+	Target  push.Target
+}
+
+// Seed creates an account, an API key, a Telegram bot on the fake server
+// and a bound user target.
+func (h *Herald) Seed() Fixture {
+	h.T.Helper()
+	a := h.Account("acme")
+	bot := h.TelegramBot(a.ID)
+	return Fixture{Account: a, Key: h.Key(a.ID), Bot: bot, Target: h.Target(bot.ID, push.TargetUser, "")}
+}
+
+// Account creates an account.
+func (h *Herald) Account(name string) push.Account {
+	h.T.Helper()
+	a, err := h.Engine.CreateAccount(context.Background(), name)
+	if err != nil {
+		h.T.Fatalf("testkit: create account: %v", err)
+	}
+	return a
+}
+
+// Key creates an API key for the account and returns it in plain text.
+func (h *Herald) Key(accountID int64) string {
+	h.T.Helper()
+	_, plain, err := h.Engine.CreateAPIKey(context.Background(), accountID, 0)
+	if err != nil {
+		h.T.Fatalf("testkit: create key: %v", err)
+	}
+	return plain
+}
+
+// TelegramBot creates a Telegram bot for the account, registered with the
+// fake Telegram server.
+func (h *Herald) TelegramBot(accountID int64) push.Bot {
+	h.T.Helper()
+	cfg, _ := json.Marshal(map[string]string{"token": h.Telegram.NewBot(), "api_base": h.Telegram.URL()})
+	b, err := h.Engine.CreateBot(context.Background(), push.Bot{AccountID: accountID, Platform: "telegram", Name: "tg", Config: cfg})
+	if err != nil {
+		h.T.Fatalf("testkit: create bot: %v", err)
+	}
+	return b
+}
+
+// Target binds a target to a Telegram bot and makes its chat known to the
+// fake server. An empty address picks a fresh chat id of the right sign.
+func (h *Herald) Target(botID int64, tt push.TargetType, address string) push.Target {
+	h.T.Helper()
+	if address == "" {
+		h.chatSeq++
+		id := 100000 + h.chatSeq
+		if tt == push.TargetGroup {
+			id = -id
+		}
+		address = strconv.FormatInt(id, 10)
+	}
+	h.Telegram.AddChat(address)
+	t, err := h.Engine.BindTarget(context.Background(), push.Target{BotID: botID, Type: tt, Address: address})
+	if err != nil {
+		h.T.Fatalf("testkit: bind target: %v", err)
+	}
+	return t
+}
+
+// Response is an API answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r Response) JSON() map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// Decode decodes the body into v.
+func (r Response) Decode(tb testing.TB, v any) {
+	tb.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		tb.Fatalf("testkit: decode %s: %v", r.Body, err)
+	}
+}
+
+// Call sends a request to the API: path is relative to /api, body is
+// marshalled as JSON unless it is a string or []byte, and header pairs
+// ("Name", "value", …) are added.
+func (h *Herald) Call(method, path, key string, body any, header ...string) Response {
+	h.T.Helper()
+	return Call(h.T, h.URL, method, path, key, body, header...)
+}
+
+// Call sends a request to the API at base (ending in /api). It is Herald.Call
+// for servers started outside the testkit.
+func Call(tb testing.TB, base, method, path, key string, body any, header ...string) Response {
+	tb.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			tb.Fatalf("testkit: marshal body: %v", err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	if err != nil {
+		tb.Fatalf("testkit: new request: %v", err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Add(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatalf("testkit: %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("testkit: read answer: %v", err)
+	}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
+}
+
+// WaitJob polls a job until it is in state want or the timeout passes.
+func (h *Herald) WaitJob(id string, want push.State, timeout time.Duration) push.Job {
+	h.T.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		j, err := h.Engine.JobByID(context.Background(), id)
+		if err != nil {
+			h.T.Fatalf("testkit: job %s: %v", id, err)
+		}
+		if j.State == want {
+			return j
+		}
+		if time.Now().After(deadline) {
+			h.T.Fatalf("testkit: job %s is %s after %s, want %s", id, j.State, timeout, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Balance returns an account's points.
+func (h *Herald) Balance(accountID int64) int64 {
+	h.T.Helper()
+	a, err := h.Engine.Account(context.Background(), accountID)
+	if err != nil {
+		h.T.Fatalf("testkit: account %d: %v", accountID, err)
+	}
+	return a.Points
+}
+
+// CountJobs returns the number of jobs in the database.
+func (h *Herald) CountJobs() int {
+	h.T.Helper()
+	n, err := h.Store.DB().NewSelect().Table("jobs").Count(context.Background())
+	if err != nil {
+		h.T.Fatalf("testkit: count jobs: %v", err)
+	}
+	return int(n)
+}
+
+// String describes the Herald for test logs.
+func (h *Herald) String() string { return fmt.Sprintf("herald at %s", h.URL) }

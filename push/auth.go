@@ -1,0 +1,75 @@
+package push
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// Principal is the caller behind an API key.
+type Principal struct {
+	AccountID int64
+	KeyID     int64
+}
+
+// Authenticate checks a plain API key. A missing or unknown key is
+// Unauthenticated; a revoked or expired key, or a suspended account, is
+// Forbidden.
+func (e *Engine) Authenticate(ctx context.Context, plain string) (Principal, error) {
+	if plain == "" {
+		return Principal{}, Errorf(Unauthenticated, "missing_api_key", "no API key was sent: send the header \"Authorization: Bearer <API key>\" (or \"X-Service-OpenAPI-Key: <API key>\")")
+	}
+	invalid := Errorf(Unauthenticated, "invalid_api_key", "the API key is not valid: check the authentication header, or create a new key")
+	prefix, ok := splitKey(plain)
+	if !ok || !e.prefixes[prefix] {
+		return Principal{}, invalid
+	}
+	k, err := e.store.APIKeyByHash(ctx, HashKey(plain))
+	if IsKind(err, NotFound) {
+		return Principal{}, invalid
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	if k.Revoked() {
+		return Principal{}, Errorf(Forbidden, "key_revoked", "this API key was revoked: create a new key")
+	}
+	if k.ExpiredAt(e.clock.Now()) {
+		return Principal{}, Errorf(Forbidden, "key_expired", "this API key expired on %s: create a new key", k.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	a, err := e.store.Account(ctx, k.AccountID)
+	if err != nil {
+		return Principal{}, err
+	}
+	if a.Status != AccountActive {
+		return Principal{}, Errorf(Forbidden, "account_suspended", "the account of this API key is %s: contact the operator", a.Status)
+	}
+	return Principal{AccountID: k.AccountID, KeyID: k.ID}, nil
+}
+
+// Admit counts one request of the principal against the per-key rate
+// limit. A refusal is TooMany with the time to wait.
+func (e *Engine) Admit(ctx context.Context, p Principal) (RateDecision, error) {
+	limit := e.limits.RatePerMinute
+	if limit < 0 {
+		return RateDecision{Allowed: true}, nil
+	}
+	d, err := e.limiter.Allow(ctx, "key:"+strconv.FormatInt(p.KeyID, 10), limit, time.Minute)
+	if err != nil {
+		return d, err
+	}
+	if !d.Allowed {
+		wait := ceilSecond(d.RetryAfter)
+		return d, &Error{Kind: TooMany, Reason: "rate_limited", RetryAfter: wait,
+			Message: "too many requests: this API key may make " + strconv.Itoa(limit) + " requests per minute; retry after " + wait.String()}
+	}
+	return d, nil
+}
+
+// ceilSecond rounds d up to a whole number of seconds, at least one.
+func ceilSecond(d time.Duration) time.Duration {
+	if d <= time.Second {
+		return time.Second
+	}
+	return (d + time.Second - 1).Truncate(time.Second)
+}

@@ -1,0 +1,356 @@
+package push
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure an Engine. Store, Queue and Platforms are required;
+// every other field has a default.
+type Options struct {
+	Store     Store
+	Queue     Queue
+	Platforms map[string]Platform // by platform name, e.g. "telegram"
+
+	Notifier    Notifier    // default: a LocalNotifier
+	RateLimiter RateLimiter // default: a LocalRateLimiter
+	Clock       Clock       // default: SystemClock
+	Logger      *slog.Logger
+
+	Limits Limits
+	Points Points
+
+	// KeyPrefix starts newly generated API keys (default "hrd").
+	KeyPrefix string
+	// LegacyKeyPrefixes are earlier prefixes whose keys stay valid.
+	LegacyKeyPrefixes []string
+
+	// Shared says that other Herald processes work on the same store. When
+	// false (the embedded default), Start treats jobs left running as
+	// orphans of a previous process and makes them uncertain.
+	Shared bool
+	// SweepInterval is how often queued jobs past their queue-wait limit
+	// are expired and old idempotency records deleted (default 30 s).
+	SweepInterval time.Duration
+	// ReconcileInterval, when set, is how often queued jobs older than
+	// that interval are handed to the queue again, for queues that can
+	// lose ids (default 0: off).
+	ReconcileInterval time.Duration
+	// RetryBackoff is the first wait before a retryable platform error is
+	// tried again; it doubles per attempt (default 1 s).
+	RetryBackoff time.Duration
+}
+
+// Engine is Herald's push engine. Its methods are safe for concurrent use.
+type Engine struct {
+	store     Store
+	queue     Queue
+	platforms map[string]Platform
+	notifier  Notifier
+	limiter   RateLimiter
+	clock     Clock
+	log       *slog.Logger
+	limits    Limits
+	points    Points
+	keyPrefix string
+	prefixes  map[string]bool
+	opts      Options
+
+	draining atomic.Bool
+	started  atomic.Bool
+	stopMu   sync.Mutex
+	stopBg   context.CancelFunc
+	bgDone   chan struct{}
+}
+
+// New builds an Engine from opts.
+func New(opts Options) (*Engine, error) {
+	if opts.Store == nil {
+		return nil, errors.New("push: Options.Store is required")
+	}
+	if opts.Queue == nil {
+		return nil, errors.New("push: Options.Queue is required")
+	}
+	e := &Engine{
+		store:     opts.Store,
+		queue:     opts.Queue,
+		platforms: make(map[string]Platform, len(opts.Platforms)),
+		notifier:  opts.Notifier,
+		limiter:   opts.RateLimiter,
+		clock:     opts.Clock,
+		log:       opts.Logger,
+		limits:    opts.Limits.withDefaults(),
+		points:    opts.Points.withDefaults(),
+		keyPrefix: opts.KeyPrefix,
+		prefixes:  make(map[string]bool),
+		opts:      opts,
+	}
+	for name, p := range opts.Platforms {
+		e.platforms[name] = p
+	}
+	if e.clock == nil {
+		e.clock = SystemClock{}
+	}
+	if e.notifier == nil {
+		e.notifier = NewLocalNotifier()
+	}
+	if e.limiter == nil {
+		e.limiter = NewLocalRateLimiter(e.clock)
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if e.keyPrefix == "" {
+		e.keyPrefix = DefaultKeyPrefix
+	}
+	for _, p := range append([]string{e.keyPrefix}, opts.LegacyKeyPrefixes...) {
+		if p == "" {
+			continue
+		}
+		if _, ok := splitKey(p + "_x"); !ok {
+			return nil, fmt.Errorf("push: key prefix %q is not printable ASCII without spaces or underscores", p)
+		}
+		e.prefixes[p] = true
+	}
+	if e.opts.SweepInterval <= 0 {
+		e.opts.SweepInterval = 30 * time.Second
+	}
+	if e.opts.RetryBackoff <= 0 {
+		e.opts.RetryBackoff = time.Second
+	}
+	return e, nil
+}
+
+// Limits returns the limits in force.
+func (e *Engine) Limits() Limits { return e.limits }
+
+// PointsPolicy returns the points configuration in force.
+func (e *Engine) PointsPolicy() Points { return e.points }
+
+// Start recovers the jobs of a previous run, starts the queue's workers and
+// the background sweeper. Without Options.Shared, jobs found running are
+// made uncertain (they were being sent when the previous process stopped)
+// and queued jobs are enqueued again.
+func (e *Engine) Start(ctx context.Context) error {
+	if !e.started.CompareAndSwap(false, true) {
+		return errors.New("push: engine already started")
+	}
+	if !e.opts.Shared {
+		if err := e.recoverOrphans(ctx); err != nil {
+			return err
+		}
+	}
+	if err := e.requeue(ctx, time.Time{}); err != nil {
+		return err
+	}
+	if err := e.queue.Start(e.handle); err != nil {
+		return fmt.Errorf("push: start queue: %w", err)
+	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	e.stopMu.Lock()
+	e.stopBg = cancel
+	e.bgDone = make(chan struct{})
+	e.stopMu.Unlock()
+	go e.background(bg)
+	return nil
+}
+
+// Drain makes the engine refuse new sends with Unavailable while queries,
+// cancels and running sends go on. It is the first step of a graceful stop.
+func (e *Engine) Drain() { e.draining.Store(true) }
+
+// Draining reports whether the engine refuses new sends.
+func (e *Engine) Draining() bool { return e.draining.Load() }
+
+// Stop drains the engine, stops the queue (running sends finish until ctx
+// ends) and the background sweeper. Queued jobs stay queued for the next
+// start.
+func (e *Engine) Stop(ctx context.Context) error {
+	e.Drain()
+	err := e.queue.Stop(ctx)
+	e.stopMu.Lock()
+	cancel, done := e.stopBg, e.bgDone
+	e.stopBg = nil
+	e.stopMu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	return err
+}
+
+func (e *Engine) background(ctx context.Context) {
+	defer close(e.bgDone)
+	sweep := time.NewTicker(e.opts.SweepInterval)
+	defer sweep.Stop()
+	var reconcile <-chan time.Time
+	if e.opts.ReconcileInterval > 0 {
+		t := time.NewTicker(e.opts.ReconcileInterval)
+		defer t.Stop()
+		reconcile = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sweep.C:
+			if err := e.Sweep(ctx); err != nil && ctx.Err() == nil {
+				e.log.Warn("sweep failed", "err", err)
+			}
+		case <-reconcile:
+			cutoff := e.clock.Now().Add(-e.opts.ReconcileInterval)
+			if err := e.requeue(ctx, cutoff); err != nil && ctx.Err() == nil {
+				e.log.Warn("reconcile failed", "err", err)
+			}
+		}
+	}
+}
+
+// Sweep expires queued jobs that passed their queue-wait limit (returning
+// their points) and deletes idempotency records older than the retention.
+// It runs every SweepInterval after Start; tests call it directly.
+func (e *Engine) Sweep(ctx context.Context) error {
+	now := e.clock.Now()
+	for {
+		ids, err := e.store.FindJobs(ctx, Queued, now, 500)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := e.expire(ctx, id, now); err != nil && !IsKind(err, Conflict) {
+				return err
+			}
+		}
+		if len(ids) < 500 {
+			break
+		}
+	}
+	n, err := e.store.DeleteIdempotencyBefore(ctx, now.Add(-e.limits.IdempotencyTTL))
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		e.log.Info("idempotency records deleted", "count", n)
+	}
+	return nil
+}
+
+// expire moves a queued job past its deadline to expired.
+func (e *Engine) expire(ctx context.Context, id string, now time.Time) (bool, error) {
+	var moved bool
+	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		moved = false
+		j, err := tx.Job(ctx, id)
+		if err != nil {
+			return err
+		}
+		if j.State != Queued || now.Before(j.ExpiresAt) {
+			return nil
+		}
+		msg := fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait)
+		if j.Cost > 0 {
+			msg += "; points returned"
+		}
+		if _, err := e.settle(ctx, tx, j, Expired, msg, "", now); err != nil {
+			return err
+		}
+		moved = true
+		return nil
+	})
+	if moved {
+		e.notify(ctx, id)
+	}
+	return moved, err
+}
+
+// recoverOrphans makes uncertain every job left running by a previous
+// process: it may or may not have reached the platform.
+func (e *Engine) recoverOrphans(ctx context.Context) error {
+	ids, err := e.store.FindJobs(ctx, Running, time.Time{}, 0)
+	if err != nil {
+		return fmt.Errorf("push: find running jobs: %w", err)
+	}
+	now := e.clock.Now()
+	for _, id := range ids {
+		err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+			j, err := tx.Job(ctx, id)
+			if err != nil || j.State != Running {
+				return err
+			}
+			_, err = e.settle(ctx, tx, j, Uncertain, "the process stopped while the message was being sent; delivery is unknown: check the platform, then resolve the job", "", now)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("push: recover job %s: %w", id, err)
+		}
+	}
+	if len(ids) > 0 {
+		e.log.Warn("jobs left running by a previous process are now uncertain", "count", len(ids))
+	}
+	return nil
+}
+
+// requeue hands queued jobs created before cutoff (all when zero) to the
+// queue again.
+func (e *Engine) requeue(ctx context.Context, cutoff time.Time) error {
+	ids, err := e.store.FindJobs(ctx, Queued, time.Time{}, 0)
+	if err != nil {
+		return fmt.Errorf("push: find queued jobs: %w", err)
+	}
+	if !cutoff.IsZero() && len(ids) > 0 {
+		jobs, err := e.store.Jobs(ctx, ids)
+		if err != nil {
+			return err
+		}
+		ids = ids[:0]
+		for _, j := range jobs {
+			if j.CreatedAt.Before(cutoff) {
+				ids = append(ids, j.ID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := e.queue.Enqueue(ctx, ids...); err != nil {
+		return fmt.Errorf("push: enqueue %d queued jobs: %w", len(ids), err)
+	}
+	return nil
+}
+
+// settle moves j to state to inside tx and applies the move's side effects:
+// a job leaving queued/running frees its place in the backlog, and a
+// canceled or expired job (or a failed one, when the policy says so) gets
+// its points back, once.
+func (e *Engine) settle(ctx context.Context, tx Tx, j Job, to State, msg, platformIndex string, now time.Time) (Job, error) {
+	if !CanMove(j.State, to) {
+		return j, Errorf(Conflict, ReasonStateChanged, "job %s is %s and cannot become %s", j.ID, j.State, to)
+	}
+	nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: j.State, To: to, At: now, Error: msg, PlatformIndex: platformIndex})
+	if err != nil {
+		return j, err
+	}
+	if j.State.Active() && !to.Active() {
+		if err := tx.ReleaseBacklog(ctx, j.BotID, 1); err != nil {
+			return j, err
+		}
+	}
+	if nj.Cost > 0 && (to.Refunds() || to == Failed && e.points.RefundFailed) {
+		if _, err := tx.Refund(ctx, LedgerEntry{AccountID: nj.AccountID, JobID: nj.ID, Kind: LedgerRefund, Amount: nj.Cost, At: now}); err != nil {
+			return j, err
+		}
+	}
+	return nj, nil
+}
+
+func (e *Engine) notify(ctx context.Context, ids ...string) {
+	if err := e.notifier.Notify(context.WithoutCancel(ctx), ids...); err != nil {
+		e.log.Warn("completion notice failed; waiters will poll", "err", err)
+	}
+}

@@ -1,0 +1,161 @@
+package push
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// State is a job's place in its life.
+type State string
+
+// Job states, as named in the HTTP contract.
+const (
+	Queued    State = "queued"
+	Running   State = "running"
+	Succeeded State = "succeeded"
+	Failed    State = "failed"
+	Canceled  State = "canceled"
+	Expired   State = "expired"
+	Uncertain State = "uncertain"
+)
+
+// CanMove reports whether a job may move from one state to another. The
+// legal moves are:
+//
+//	queued    → running | canceled | expired
+//	running   → succeeded | failed | uncertain
+//	uncertain → succeeded | failed
+//
+// Every other move is refused with a Conflict.
+func CanMove(from, to State) bool {
+	switch from {
+	case Queued:
+		return to == Running || to == Canceled || to == Expired
+	case Running:
+		return to == Succeeded || to == Failed || to == Uncertain
+	case Uncertain:
+		return to == Succeeded || to == Failed
+	}
+	return false
+}
+
+// Valid reports whether s is a known state.
+func (s State) Valid() bool {
+	switch s {
+	case Queued, Running, Succeeded, Failed, Canceled, Expired, Uncertain:
+		return true
+	}
+	return false
+}
+
+// Pending reports whether the job is still waiting or sending.
+func (s State) Pending() bool { return s == Queued || s == Running }
+
+// Active reports whether the job counts against the backlog limits.
+func (s State) Active() bool { return s.Pending() }
+
+// Final reports whether the job will never change state again.
+func (s State) Final() bool {
+	return s == Succeeded || s == Failed || s == Canceled || s == Expired
+}
+
+// Settled reports whether the job's sending is over: it is final or its
+// outcome needs verification. A request's synchronous wait ends when all its
+// jobs are settled.
+func (s State) Settled() bool { return s.Final() || s == Uncertain }
+
+// Refunds reports whether entering s returns the job's points.
+func (s State) Refunds() bool { return s == Canceled || s == Expired }
+
+// Job is one message to one target: the unit that is queued, sent, tracked
+// and charged. MessageID is the integer id of its message record.
+type Job struct {
+	ID             string
+	MessageID      int64
+	AccountID      int64
+	BotID          int64
+	TargetID       int64 // 0 when the platform has no targets
+	Platform       string
+	TargetType     TargetType // the type the message is sent as; empty when there is no target
+	Message        Message
+	State          State
+	Cost           int64 // points charged for this job
+	Attempts       int
+	Error          string // why the job failed or is uncertain
+	PlatformIndex  string // the platform's id of the delivered message
+	IdempotencyKey string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	StartedAt      time.Time // zero until a worker starts it
+	FinishedAt     time.Time // zero until it is settled
+	ExpiresAt      time.Time // a queued job not started by then expires
+}
+
+// Success is the job's success as the contract reports it: nil while the
+// outcome is unknown (pending or uncertain).
+func (j Job) Success() *bool {
+	var v bool
+	switch {
+	case j.State == Succeeded:
+		v = true
+	case j.State.Final():
+		v = false
+	default:
+		return nil
+	}
+	return &v
+}
+
+// JobMove is a compare-and-set move of one job: it happens only if the job
+// is in state From.
+type JobMove struct {
+	ID            string
+	From          State
+	To            State
+	At            time.Time
+	Error         string // set on failed, uncertain, canceled, expired
+	PlatformIndex string // set on succeeded
+}
+
+// NewJobID returns a random (version 4) UUID.
+func NewJobID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("push: crypto/rand failed: " + err.Error())
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
+
+// ValidJobID reports whether s has the form of a job id (a UUID).
+func ValidJobID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,97 @@
+package push
+
+import (
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// MsgType is the kind of a message, numbered as in the HTTP contract.
+type MsgType int
+
+// Message types.
+const (
+	Text     MsgType = 0
+	Markdown MsgType = 2
+	Image    MsgType = 7
+)
+
+// Valid reports whether t is one of the known message types.
+func (t MsgType) Valid() bool { return t == Text || t == Markdown || t == Image }
+
+// String names the message type.
+func (t MsgType) String() string {
+	switch t {
+	case Text:
+		return "text"
+	case Markdown:
+		return "markdown"
+	case Image:
+		return "image"
+	}
+	return "unknown"
+}
+
+// Message is what is sent. For an image, Content is an optional caption.
+type Message struct {
+	Type     MsgType
+	Content  string
+	ImageURL string
+	Wakeup   bool // send in wake-up mode where the platform has one
+}
+
+// maxImageURL bounds the length of an image URL in bytes.
+const maxImageURL = 2048
+
+// normalize applies the contract's rules that are not refusals: an image
+// URL makes the message an image.
+func (m Message) normalize() Message {
+	if m.ImageURL != "" {
+		m.Type = Image
+	}
+	return m
+}
+
+// validate checks m against the limits. It expects a normalized message.
+func (m Message) validate(l Limits) error {
+	if !m.Type.Valid() {
+		return Errorf(Invalid, "invalid_msg_type", "msgType %d is not supported: use 0 (text), 2 (Markdown) or 7 (image)", int(m.Type))
+	}
+	if m.Type == Image {
+		if m.ImageURL == "" {
+			return Errorf(Invalid, "missing_image_url", "msgType 7 (image) needs imageUrl: give the URL of the image to send")
+		}
+		if err := validateImageURL(m.ImageURL); err != nil {
+			return err
+		}
+	} else if strings.TrimSpace(m.Content) == "" {
+		return Errorf(Invalid, "empty_message", "the message is empty: give content, or imageUrl for an image")
+	}
+	if !utf8.ValidString(m.Content) {
+		return Errorf(Invalid, "invalid_content", "content is not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(m.Content); n > l.MaxContent {
+		return Errorf(Invalid, "content_too_long", "content is %d characters long; the limit is %d: shorten it or split it into several messages", n, l.MaxContent)
+	}
+	return nil
+}
+
+func validateImageURL(raw string) error {
+	if len(raw) > maxImageURL {
+		return Errorf(Invalid, "invalid_image_url", "imageUrl is %d bytes long; the limit is %d", len(raw), maxImageURL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Errorf(Invalid, "invalid_image_url", "imageUrl %q is not an absolute http or https URL", truncate(raw, 80))
+	}
+	return nil
+}
+
+// truncate shortens s to at most n runes for quoting in messages.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

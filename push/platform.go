@@ -1,0 +1,136 @@
+package push
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Platform turns a message into a chat platform's real API calls.
+type Platform interface {
+	// Info describes what the platform can address.
+	Info() PlatformInfo
+	// ValidateConfig checks a bot's configuration (credentials, base URLs)
+	// when the bot is created. Its error names the field that is wrong and
+	// never contains a credential.
+	ValidateConfig(config json.RawMessage) error
+	// ValidateTarget checks a target when it is bound to a bot.
+	ValidateTarget(config json.RawMessage, t Target) error
+	// ValidateMessage checks, before anything is queued or charged, that
+	// the platform can send m to a target of type tt (empty when the
+	// platform has no targets).
+	ValidateMessage(m Message, tt TargetType) error
+	// Send delivers one message. Its error is a *SendError that says
+	// whether the platform may have received the message; any other error
+	// is treated as Uncertain.
+	Send(ctx context.Context, d Delivery) (Receipt, error)
+}
+
+// PlatformInfo describes a platform.
+type PlatformInfo struct {
+	// Targets is false for platforms whose bot has one destination (push
+	// relays, workplace webhooks): sends to them name no target.
+	Targets bool
+	// TargetTypes lists the target types the platform can bind.
+	TargetTypes []TargetType
+}
+
+// Delivery is one job handed to a platform.
+type Delivery struct {
+	JobID   string
+	Bot     Bot
+	Target  Target // zero when the platform has no targets
+	AsType  TargetType
+	Message Message
+	Attempt int // 1 for the first attempt of this job
+}
+
+// Receipt is what the platform answered for a delivered message.
+type Receipt struct {
+	// PlatformIndex is the platform's id of the message, when it gives one.
+	PlatformIndex string
+}
+
+// Outcome classifies a failed platform call.
+type Outcome uint8
+
+// Outcomes of a failed send.
+const (
+	// OutcomeUncertain: the platform may have processed the message (timeout after
+	// the request was written, connection reset while reading the answer,
+	// a gateway 5xx, an unreadable 2xx). The job becomes uncertain and is
+	// never sent again automatically.
+	OutcomeUncertain Outcome = iota
+	// OutcomeDefinitive: the platform processed the request and refused it; sending
+	// it again would fail again. The job fails.
+	OutcomeDefinitive
+	// OutcomeRetryable: nothing was sent (connection refused, DNS failure, a rate
+	// limit with a wait, "system busy", an expired token). The job may be
+	// tried again within its send window.
+	OutcomeRetryable
+)
+
+// String names the outcome.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeDefinitive:
+		return "definitive"
+	case OutcomeRetryable:
+		return "retryable"
+	default:
+		return "uncertain"
+	}
+}
+
+// SendError is a platform call that did not deliver.
+type SendError struct {
+	Outcome    Outcome
+	Code       string        // the platform's error code, if any
+	Message    string        // the platform's text or a description of the failure
+	RetryAfter time.Duration // for Retryable: the platform's wait hint
+	Err        error         // the underlying error, if any
+}
+
+// Error implements the error interface.
+func (e *SendError) Error() string {
+	msg := e.Message
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	if e.Code != "" {
+		return fmt.Sprintf("%s (code %s)", msg, e.Code)
+	}
+	return msg
+}
+
+// Unwrap returns the underlying error.
+func (e *SendError) Unwrap() error { return e.Err }
+
+// DefinitiveError returns a SendError for a refusal by the platform.
+func DefinitiveError(code, format string, args ...any) *SendError {
+	return &SendError{Outcome: OutcomeDefinitive, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// RetryableError returns a SendError for a failure that sent nothing.
+func RetryableError(after time.Duration, err error) *SendError {
+	return &SendError{Outcome: OutcomeRetryable, RetryAfter: after, Message: err.Error(), Err: err}
+}
+
+// UncertainError returns a SendError for a failure after which the message
+// may have been delivered.
+func UncertainError(err error) *SendError {
+	return &SendError{Outcome: OutcomeUncertain, Message: err.Error(), Err: err}
+}
+
+// AsSendError classifies any error from Platform.Send: a *SendError keeps
+// its outcome; anything else is Uncertain, because nothing proves the
+// message was not delivered.
+func AsSendError(err error) *SendError {
+	var se *SendError
+	if errors.As(err, &se) {
+		return se
+	}
+	return &SendError{Outcome: OutcomeUncertain, Message: err.Error(), Err: err}
+}

@@ -1,0 +1,424 @@
+package push
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SendRequest is one message to one target (the single-send endpoints).
+type SendRequest struct {
+	AccountID int64
+	BotID     int64
+	// TargetID is the bound target; 0 for platforms without targets.
+	TargetID int64
+	// TargetType, when set, must be the bound target's type.
+	TargetType TargetType
+	Message    Message
+	// IdempotencyKey, when set, makes the request safe to resubmit.
+	IdempotencyKey string
+}
+
+// BatchRequest is one message to several targets of one bot.
+type BatchRequest struct {
+	AccountID      int64
+	BotID          int64
+	TargetIDs      []int64
+	Message        Message
+	IdempotencyKey string
+}
+
+// Group is one bot's share of a MultiRequest.
+type Group struct {
+	BotID     int64
+	TargetIDs []int64
+}
+
+// MultiRequest is one message to targets of several bots.
+type MultiRequest struct {
+	AccountID      int64
+	Groups         []Group
+	Message        Message
+	IdempotencyKey string
+}
+
+// Result is what a send request produced: its jobs, in the order of the
+// request's targets, as they stood when the synchronous wait ended.
+type Result struct {
+	Jobs []Job
+	// Replayed is true when the request repeated an earlier one with the
+	// same Idempotency-Key: nothing new was queued or charged.
+	Replayed bool
+}
+
+// Pending reports whether any job is still queued or running.
+func (r Result) Pending() bool {
+	for _, j := range r.Jobs {
+		if j.State.Pending() {
+			return true
+		}
+	}
+	return false
+}
+
+// Send submits one message to one target and waits up to the synchronous
+// wait (Limits.SyncWait, or until ctx ends) for it to be sent.
+func (e *Engine) Send(ctx context.Context, r SendRequest) (Result, error) {
+	return e.submit(ctx, submission{
+		kind:       KindSingle,
+		accountID:  r.AccountID,
+		dests:      []destination{{BotID: r.BotID, TargetID: r.TargetID}},
+		targetType: r.TargetType,
+		msg:        r.Message,
+		key:        r.IdempotencyKey,
+	})
+}
+
+// SendBatch submits one message to up to Limits.MaxTargets targets of one
+// bot and waits up to the synchronous wait in total.
+func (e *Engine) SendBatch(ctx context.Context, r BatchRequest) (Result, error) {
+	if len(r.TargetIDs) == 0 {
+		return Result{}, Errorf(Invalid, "missing_targets", "target_ids is empty: give at least one target id")
+	}
+	dests := make([]destination, len(r.TargetIDs))
+	for i, t := range r.TargetIDs {
+		dests[i] = destination{BotID: r.BotID, TargetID: t}
+	}
+	return e.submit(ctx, submission{kind: KindBatch, accountID: r.AccountID, dests: dests, msg: r.Message, key: r.IdempotencyKey})
+}
+
+// SendMulti submits one message to targets of several bots, at most
+// Limits.MaxTargets in all, and waits up to the synchronous wait in total.
+func (e *Engine) SendMulti(ctx context.Context, r MultiRequest) (Result, error) {
+	if len(r.Groups) == 0 {
+		return Result{}, Errorf(Invalid, "missing_bots", "bots is empty: give at least one group of a botId and its targets")
+	}
+	var dests []destination
+	for i, g := range r.Groups {
+		if len(g.TargetIDs) == 0 {
+			return Result{}, Errorf(Invalid, "missing_targets", "bots[%d] (bot %d) has no targets: give a non-empty targets list", i, g.BotID)
+		}
+		for _, t := range g.TargetIDs {
+			dests = append(dests, destination{BotID: g.BotID, TargetID: t})
+		}
+	}
+	return e.submit(ctx, submission{kind: KindMulti, accountID: r.AccountID, dests: dests, msg: r.Message, key: r.IdempotencyKey})
+}
+
+type submission struct {
+	kind       RequestKind
+	accountID  int64
+	dests      []destination
+	targetType TargetType
+	msg        Message // as given; fingerprinted before normalization
+	key        string
+}
+
+// validate checks everything that needs no store: the key, the message and
+// the shape of the destination list.
+func (e *Engine) validate(s *submission) error {
+	if s.key != "" {
+		if err := ValidateIdempotencyKey(s.key); err != nil {
+			return err
+		}
+	}
+	if s.targetType != "" && !s.targetType.Valid() {
+		return Errorf(Invalid, "invalid_target_type", "targetType %q is not supported: use \"user\" or \"group\", or leave it out", truncate(string(s.targetType), 40))
+	}
+	if len(s.dests) > e.limits.MaxTargets {
+		return Errorf(Invalid, "too_many_targets", "the request names %d targets; the limit is %d: split it into several requests", len(s.dests), e.limits.MaxTargets)
+	}
+	if err := s.msg.normalize().validate(e.limits); err != nil {
+		return err
+	}
+	seen := make(map[destination]bool, len(s.dests))
+	for _, d := range s.dests {
+		if d.BotID <= 0 {
+			return Errorf(Invalid, "invalid_bot_id", "bot id %d is not valid: give the positive id of one of your bots", d.BotID)
+		}
+		if d.TargetID < 0 {
+			return Errorf(Invalid, "invalid_target_id", "target id %d is not valid: give the positive id of a bound target", d.TargetID)
+		}
+		if seen[d] && d.TargetID != 0 {
+			return Errorf(Invalid, "duplicate_target", "target %d of bot %d appears more than once: list each target once", d.TargetID, d.BotID)
+		}
+		seen[d] = true
+	}
+	return nil
+}
+
+func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
+	if e.draining.Load() {
+		return Result{}, &Error{Kind: Unavailable, Reason: "draining", RetryAfter: 5 * time.Second,
+			Message: "the service is restarting: resubmit later with the same Idempotency-Key and the same message"}
+	}
+	if err := e.validate(&s); err != nil {
+		return Result{}, err
+	}
+	fp := fingerprint(s.kind, s.dests, s.targetType, s.msg)
+	if s.key != "" {
+		rec, err := e.store.Idempotency(ctx, s.accountID, s.key)
+		switch {
+		case err == nil:
+			return e.replay(ctx, rec, s.kind, fp)
+		case !IsKind(err, NotFound):
+			return Result{}, err
+		}
+	}
+	jobs, err := e.plan(ctx, &s)
+	if err != nil {
+		return Result{}, err
+	}
+	var replayed *IdempotencyRecord
+	for attempt := 0; ; attempt++ {
+		replayed, err = e.commit(ctx, &s, fp, jobs)
+		// Two requests with one new key can race past the read above; the
+		// unique key lets one commit and the other replays it.
+		if err != nil && attempt == 0 && s.key != "" && IsKind(err, Conflict) && ReasonOf(err) == ReasonDuplicate {
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if replayed != nil {
+		return e.replay(ctx, *replayed, s.kind, fp)
+	}
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	notices, stop := e.notifier.Subscribe(ids)
+	defer stop()
+	if err := e.queue.Enqueue(ctx, ids...); err != nil {
+		// The jobs are committed; recovery or the reconciler enqueues them.
+		e.log.Warn("enqueue failed; jobs stay queued for recovery", "jobs", len(ids), "err", err)
+	}
+	out := make([]Job, len(jobs))
+	for i, j := range jobs {
+		out[i] = *j
+	}
+	out, err = e.await(ctx, notices, out)
+	return Result{Jobs: out}, err
+}
+
+// plan resolves the request's bots and targets (which never change once
+// created) and builds its jobs, before any write.
+func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
+	msg := s.msg.normalize()
+	now := e.clock.Now()
+	bots := make(map[int64]Bot)
+	jobs := make([]*Job, 0, len(s.dests))
+	for _, d := range s.dests {
+		bot, ok := bots[d.BotID]
+		if !ok {
+			b, err := e.store.Bot(ctx, d.BotID)
+			if err != nil && !IsKind(err, NotFound) {
+				return nil, err
+			}
+			if err != nil || b.AccountID != s.accountID {
+				return nil, Errorf(NotFound, "bot_not_found", "bot %d does not exist in your account: check the bot id", d.BotID)
+			}
+			bot, bots[d.BotID] = b, b
+		}
+		p, ok := e.platforms[bot.Platform]
+		if !ok {
+			return nil, Errorf(Invalid, "platform_unavailable", "bot %d uses the platform %q, which this server does not run", bot.ID, bot.Platform)
+		}
+		info := p.Info()
+		var tt TargetType
+		if !info.Targets {
+			if s.kind != KindSingle {
+				return nil, Errorf(Invalid, "use_single_send", "bot %d is on %s, which has no targets: send to it with a single send (/openapi/v1/push/private) without a target", bot.ID, bot.Platform)
+			}
+			if d.TargetID != 0 {
+				return nil, Errorf(Invalid, "platform_has_no_targets", "bot %d is on %s, which has no targets: leave the target out", bot.ID, bot.Platform)
+			}
+		} else {
+			if d.TargetID == 0 {
+				return nil, Errorf(Invalid, "missing_target", "bot %d is on %s and needs a target: give the id of a target bound to the bot", bot.ID, bot.Platform)
+			}
+			t, err := e.store.Target(ctx, d.TargetID)
+			if err != nil && !IsKind(err, NotFound) {
+				return nil, err
+			}
+			if err != nil || t.BotID != bot.ID {
+				return nil, Errorf(NotFound, "target_not_found", "target %d is not bound to bot %d: bind it first, or check the id", d.TargetID, bot.ID)
+			}
+			tt = t.Type
+			if s.targetType != "" && s.targetType != t.Type {
+				return nil, Errorf(Invalid, "target_type_mismatch", "target %d is bound as a %s; targetType %q does not match: leave targetType out or send %q", t.ID, t.Type, s.targetType, t.Type)
+			}
+		}
+		if err := p.ValidateMessage(msg, tt); err != nil {
+			if IsKind(err, Invalid) {
+				return nil, err
+			}
+			return nil, Errorf(Invalid, "unsupported_message", "%s cannot send this message: %v", bot.Platform, err)
+		}
+		var cost int64
+		if e.points.Enabled {
+			cost = e.points.CostPerJob
+		}
+		jobs = append(jobs, &Job{
+			ID:             NewJobID(),
+			AccountID:      s.accountID,
+			BotID:          bot.ID,
+			TargetID:       d.TargetID,
+			Platform:       bot.Platform,
+			TargetType:     tt,
+			Message:        msg,
+			State:          Queued,
+			Cost:           cost,
+			IdempotencyKey: s.key,
+			CreatedAt:      now,
+			UpdatedAt:      now,
+			ExpiresAt:      now.Add(e.limits.QueueWait),
+		})
+	}
+	return jobs, nil
+}
+
+// commit writes the request in one transaction: the idempotency record,
+// the points charge, the backlog reservation and the jobs. When the key
+// turns out to be taken, it writes nothing and returns the record to
+// replay.
+func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*Job) (*IdempotencyRecord, error) {
+	var replayed *IdempotencyRecord
+	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		replayed = nil
+		if s.key != "" {
+			rec, err := tx.Idempotency(ctx, s.accountID, s.key)
+			if err == nil {
+				replayed = &rec
+				return nil
+			}
+			if !IsKind(err, NotFound) {
+				return err
+			}
+		}
+		if e.points.Enabled {
+			entries := make([]LedgerEntry, len(jobs))
+			for i, j := range jobs {
+				entries[i] = LedgerEntry{AccountID: s.accountID, JobID: j.ID, Kind: LedgerCharge, Amount: -j.Cost, At: j.CreatedAt}
+			}
+			if err := tx.Charge(ctx, s.accountID, entries); err != nil {
+				return err
+			}
+		}
+		perBot := make(map[int64]int)
+		for _, j := range jobs {
+			perBot[j.BotID]++
+		}
+		if err := tx.ReserveBacklog(ctx, perBot, e.limits.BacklogPerBot, e.limits.BacklogTotal); err != nil {
+			return err
+		}
+		if err := tx.CreateJobs(ctx, jobs); err != nil {
+			return err
+		}
+		if s.key == "" {
+			return nil
+		}
+		ids := make([]string, len(jobs))
+		for i, j := range jobs {
+			ids[i] = j.ID
+		}
+		return tx.CreateIdempotency(ctx, &IdempotencyRecord{
+			AccountID: s.accountID, Key: s.key, Kind: s.kind, Fingerprint: fp, JobIDs: ids, CreatedAt: jobs[0].CreatedAt,
+		})
+	})
+	return replayed, err
+}
+
+// replay answers a resubmission: the same request gets the original jobs'
+// current result; another request under the same key is a Conflict.
+func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, kind RequestKind, fp string) (Result, error) {
+	if rec.Kind != kind || rec.Fingerprint != fp {
+		what := "a different message or target list"
+		if rec.Kind != kind {
+			what = fmt.Sprintf("a %s send", rec.Kind)
+		}
+		return Result{}, Errorf(Conflict, "idempotency_conflict", "the Idempotency-Key %q was already used for %s: one key maps to one message; use a new key for a new message", rec.Key, what)
+	}
+	notices, stop := e.notifier.Subscribe(rec.JobIDs)
+	defer stop()
+	jobs, err := e.store.Jobs(ctx, rec.JobIDs)
+	if err != nil {
+		return Result{}, err
+	}
+	jobs, err = e.await(ctx, notices, jobs)
+	return Result{Jobs: jobs, Replayed: true}, err
+}
+
+// await waits until every job is settled, the synchronous wait passes or
+// ctx ends, re-reading a job from the store when it is notified (and all
+// pending ones every poll interval, in case a notice was lost).
+func (e *Engine) await(ctx context.Context, notices <-chan string, jobs []Job) ([]Job, error) {
+	pending := make(map[string]int)
+	for i, j := range jobs {
+		if !j.State.Settled() {
+			pending[j.ID] = i
+		}
+	}
+	if len(pending) == 0 {
+		return jobs, nil
+	}
+	deadline := time.NewTimer(e.limits.SyncWait)
+	defer deadline.Stop()
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	refresh := func(id string) error {
+		j, err := e.store.Job(ctx, id)
+		if err != nil {
+			return err
+		}
+		i := pending[id]
+		jobs[i] = j
+		if j.State.Settled() {
+			delete(pending, id)
+		}
+		return nil
+	}
+	for len(pending) > 0 {
+		select {
+		case id := <-notices:
+			if _, ok := pending[id]; ok {
+				if err := refresh(id); err != nil {
+					return jobs, e.waitErr(ctx, err)
+				}
+			}
+		case <-poll.C:
+			for id := range pending {
+				if err := refresh(id); err != nil {
+					return jobs, e.waitErr(ctx, err)
+				}
+			}
+		case <-deadline.C:
+			return jobs, nil
+		case <-ctx.Done():
+			return jobs, nil
+		}
+	}
+	return jobs, nil
+}
+
+// waitErr turns a store error during the wait into no error when the
+// caller went away: the jobs are committed and the answer is the last read.
+func (e *Engine) waitErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	e.log.Warn("reading jobs during the synchronous wait failed", "err", err)
+	return nil
+}
+
+// validTargetTypes formats a platform's target types for messages.
+func validTargetTypes(tts []TargetType) string {
+	s := make([]string, len(tts))
+	for i, t := range tts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, " or ")
+}

@@ -1,0 +1,159 @@
+package push
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// handle works one job id from the queue. It sends only after moving the
+// job from queued to running itself, so no two workers ever send one job,
+// and a job found running (its worker died, or the queue delivered it
+// again) is made uncertain instead of being sent a second time.
+func (e *Engine) handle(ctx context.Context, id string) error {
+	job, bot, target, err := e.start(ctx, id)
+	if err != nil || job == nil {
+		return err
+	}
+	receipt, sendErr := e.deliver(ctx, *job, bot, target)
+	return e.finish(ctx, *job, receipt, sendErr)
+}
+
+// start claims a job for sending. It returns a nil job when there is
+// nothing to send.
+func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error) {
+	var (
+		job     *Job
+		bot     Bot
+		target  Target
+		settled bool
+	)
+	now := e.clock.Now()
+	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		job, settled = nil, false
+		j, err := tx.Job(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch j.State {
+		case Queued:
+			if !now.Before(j.ExpiresAt) {
+				msg := fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait)
+				_, err := e.settle(ctx, tx, j, Expired, msg, "", now)
+				settled = true
+				return err
+			}
+			bot, err = tx.Bot(ctx, j.BotID)
+			if err != nil {
+				return err
+			}
+			if j.TargetID != 0 {
+				if target, err = tx.Target(ctx, j.TargetID); err != nil {
+					return err
+				}
+			}
+			nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: Queued, To: Running, At: now})
+			if err != nil {
+				return err
+			}
+			job = &nj
+			return nil
+		case Running:
+			_, err := e.settle(ctx, tx, j, Uncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
+			settled = true
+			return err
+		default:
+			return nil // already settled: a repeated queue delivery
+		}
+	})
+	if IsKind(err, NotFound) {
+		e.log.Warn("queue delivered an unknown job id", "job", id)
+		return nil, bot, target, nil
+	}
+	if IsKind(err, Conflict) {
+		return nil, bot, target, nil // another worker or a cancel won the move
+	}
+	if err != nil {
+		return nil, bot, target, err
+	}
+	if settled {
+		e.notify(ctx, id)
+	}
+	return job, bot, target, nil
+}
+
+// maxAttempts caps the platform calls of one job.
+const maxAttempts = 10
+
+// deliver calls the platform, trying retryable failures again with
+// exponential backoff while the job's send window lasts.
+func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target) (Receipt, error) {
+	p, ok := e.platforms[job.Platform]
+	if !ok {
+		return Receipt{}, DefinitiveError("", "the platform %q is not available on this server", job.Platform)
+	}
+	deadline := job.StartedAt.Add(e.limits.SendWindow)
+	backoff := e.opts.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, e.limits.AttemptTimeout)
+		receipt, err := p.Send(actx, Delivery{
+			JobID: job.ID, Bot: bot, Target: target, AsType: job.TargetType, Message: job.Message, Attempt: attempt,
+		})
+		cancel()
+		if err == nil {
+			return receipt, nil
+		}
+		se := AsSendError(err)
+		if se.Outcome != OutcomeRetryable {
+			return Receipt{}, se
+		}
+		wait := backoff
+		if se.RetryAfter > wait {
+			wait = se.RetryAfter
+		}
+		backoff *= 2
+		if attempt >= maxAttempts || e.clock.Now().Add(wait).After(deadline) {
+			return Receipt{}, DefinitiveError(se.Code, "gave up after %d attempts in the send window of %s; nothing was delivered; last error: %s", attempt, e.limits.SendWindow, se.Error())
+		}
+		e.log.Info("retrying platform send", "job", job.ID, "platform", job.Platform, "attempt", attempt, "wait", wait, "err", se.Error())
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return Receipt{}, DefinitiveError(se.Code, "the worker stopped before the message could be sent; nothing was delivered; last error: %s", se.Error())
+		}
+	}
+}
+
+// finish records the outcome of a send.
+func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr error) error {
+	to, msg := Succeeded, ""
+	if sendErr != nil {
+		se := AsSendError(sendErr)
+		msg = job.Platform + ": " + se.Error()
+		if se.Outcome == OutcomeDefinitive {
+			to = Failed
+		} else {
+			to = Uncertain
+			msg += "; the platform may have received the message: check it, then resolve the job"
+		}
+	}
+	// The outcome must be recorded even when the worker is being stopped.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	now := e.clock.Now()
+	err := e.store.Update(wctx, func(ctx context.Context, tx Tx) error {
+		_, err := e.settle(ctx, tx, job, to, msg, receipt.PlatformIndex, now)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || IsKind(err, Unavailable) {
+			e.log.Error("recording a send outcome failed; the job stays running and becomes uncertain on recovery", "job", job.ID, "outcome", to, "err", err)
+		}
+		return err
+	}
+	e.notify(ctx, job.ID)
+	return nil
+}

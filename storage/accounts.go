@@ -1,0 +1,146 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+)
+
+// CreateAccount implements push.Tx.
+func (q queries) CreateAccount(ctx context.Context, a *push.Account) error {
+	row := accountRow{Name: a.Name, Status: string(a.Status), Points: a.Points, CreatedMs: toMs(a.CreatedAt)}
+	if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {
+		return q.fail(err, "create account")
+	}
+	a.ID = row.ID
+	return nil
+}
+
+// Account implements push.Tx.
+func (q queries) Account(ctx context.Context, id int64) (push.Account, error) {
+	var row accountRow
+	err := q.r.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	if isNoRows(err) {
+		return push.Account{}, notFound("account", id)
+	}
+	if err != nil {
+		return push.Account{}, q.fail(err, "read account")
+	}
+	return row.account(), nil
+}
+
+// Accounts implements push.Tx.
+func (q queries) Accounts(ctx context.Context) ([]push.Account, error) {
+	var rows []accountRow
+	if err := q.r.NewSelect().Model(&rows).Order("id").Scan(ctx); err != nil {
+		return nil, q.fail(err, "list accounts")
+	}
+	out := make([]push.Account, len(rows))
+	for i, r := range rows {
+		out[i] = r.account()
+	}
+	return out, nil
+}
+
+// SetAccountStatus implements push.Tx.
+func (q queries) SetAccountStatus(ctx context.Context, id int64, s push.AccountStatus) error {
+	res, err := q.w.NewUpdate().Model((*accountRow)(nil)).Set("status = ?", string(s)).Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return q.fail(err, "set account status")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("account", id)
+	}
+	return nil
+}
+
+// SetPoints implements push.Tx.
+func (q queries) SetPoints(ctx context.Context, id int64, balance int64, at time.Time) error {
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		a, err := q.Account(ctx, id)
+		if err != nil {
+			return err
+		}
+		if _, err := q.w.NewUpdate().Model((*accountRow)(nil)).Set("points = ?", balance).Where("id = ?", id).Exec(ctx); err != nil {
+			return q.fail(err, "set points")
+		}
+		if delta := balance - a.Points; delta != 0 {
+			row := ledgerToRow(push.LedgerEntry{AccountID: id, Kind: push.LedgerAdjust, Amount: delta, At: at})
+			if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {
+				return q.fail(err, "record points adjustment")
+			}
+		}
+		return nil
+	})
+}
+
+// Charge implements push.Tx.
+func (q queries) Charge(ctx context.Context, accountID int64, entries []push.LedgerEntry) error {
+	var total int64
+	for _, e := range entries {
+		total -= e.Amount
+	}
+	if total <= 0 {
+		return nil
+	}
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		res, err := q.w.NewUpdate().Model((*accountRow)(nil)).
+			Set("points = points - ?", total).
+			Where("id = ?", accountID).
+			Where("points >= ?", total).
+			Exec(ctx)
+		if err != nil {
+			return q.fail(err, "charge points")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			a, err := q.Account(ctx, accountID)
+			if err != nil {
+				return err
+			}
+			return push.Errorf(push.Invalid, "insufficient_points", "insufficient points: the account has %d points and this request needs %d; nothing was sent or charged", a.Points, total)
+		}
+		rows := make([]ledgerRow, len(entries))
+		for i, e := range entries {
+			rows[i] = ledgerToRow(e)
+		}
+		if _, err := q.w.NewInsert().Model(&rows).Exec(ctx); err != nil {
+			return q.fail(err, "record charges")
+		}
+		return nil
+	})
+}
+
+// Refund implements push.Tx.
+func (q queries) Refund(ctx context.Context, e push.LedgerEntry) (bool, error) {
+	var refunded bool
+	err := q.atomic(ctx, func(ctx context.Context, q queries) error {
+		row := ledgerToRow(e)
+		res, err := q.w.NewInsert().Model(&row).On("CONFLICT (job_id, kind) DO NOTHING").Exec(ctx)
+		if err != nil {
+			return q.fail(err, "record refund")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // refunded before
+		}
+		if _, err := q.w.NewUpdate().Model((*accountRow)(nil)).Set("points = points + ?", e.Amount).Where("id = ?", e.AccountID).Exec(ctx); err != nil {
+			return q.fail(err, "refund points")
+		}
+		refunded = true
+		return nil
+	})
+	return refunded, err
+}
+
+// Ledger implements push.Tx.
+func (q queries) Ledger(ctx context.Context, accountID int64) ([]push.LedgerEntry, error) {
+	var rows []ledgerRow
+	if err := q.r.NewSelect().Model(&rows).Where("account_id = ?", accountID).Order("id").Scan(ctx); err != nil {
+		return nil, q.fail(err, "read ledger")
+	}
+	out := make([]push.LedgerEntry, len(rows))
+	for i, r := range rows {
+		out[i] = r.entry()
+	}
+	return out, nil
+}

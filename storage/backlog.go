@@ -1,0 +1,104 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+)
+
+// The backlog table counts active (queued or running) jobs per bot, with
+// the row of bot 0 counting the whole service. Counters change in the
+// transactions that create and settle jobs, so they are exact; the
+// conditional updates take row locks on databases that have them, so they
+// stay exact under concurrency.
+
+const totalRow = 0
+
+// ReserveBacklog implements push.Tx.
+func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPerBot, maxTotal int) error {
+	total := 0
+	bots := make([]int64, 0, len(perBot))
+	for id, n := range perBot {
+		total += n
+		bots = append(bots, id)
+	}
+	if total == 0 {
+		return nil
+	}
+	slices.Sort(bots) // one lock order for every transaction
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		rows := make([]backlogRow, 0, len(bots)+1)
+		rows = append(rows, backlogRow{BotID: totalRow})
+		for _, id := range bots {
+			rows = append(rows, backlogRow{BotID: id})
+		}
+		if _, err := q.w.NewInsert().Model(&rows).On("CONFLICT (bot_id) DO NOTHING").Exec(ctx); err != nil {
+			return q.fail(err, "create backlog counters")
+		}
+		ok, err := q.addBacklog(ctx, totalRow, total, maxTotal)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			n, _ := q.Backlog(ctx, totalRow)
+			return &push.Error{Kind: push.TooMany, Reason: "backlog_full", RetryAfter: 5 * time.Second,
+				Message: fmt.Sprintf("the service queue is full: %d messages are waiting (limit %d); retry later", n, maxTotal)}
+		}
+		for _, id := range bots {
+			ok, err := q.addBacklog(ctx, id, perBot[id], maxPerBot)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				n, _ := q.Backlog(ctx, id)
+				return &push.Error{Kind: push.TooMany, Reason: "backlog_full", RetryAfter: 5 * time.Second,
+					Message: fmt.Sprintf("the queue of bot %d is full: %d messages are waiting (limit %d); retry after some are sent", id, n, maxPerBot)}
+			}
+		}
+		return nil
+	})
+}
+
+func (q queries) addBacklog(ctx context.Context, botID int64, n, max int) (bool, error) {
+	res, err := q.w.NewUpdate().Model((*backlogRow)(nil)).
+		Set("n = n + ?", n).
+		Where("bot_id = ?", botID).
+		Where("n + ? <= ?", n, max).
+		Exec(ctx)
+	if err != nil {
+		return false, q.fail(err, "count backlog")
+	}
+	affected, _ := res.RowsAffected()
+	return affected == 1, nil
+}
+
+// ReleaseBacklog implements push.Tx.
+func (q queries) ReleaseBacklog(ctx context.Context, botID int64, n int) error {
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		for _, id := range []int64{totalRow, botID} {
+			if _, err := q.w.NewUpdate().Model((*backlogRow)(nil)).
+				Set("n = CASE WHEN n >= ? THEN n - ? ELSE 0 END", n, n).
+				Where("bot_id = ?", id).
+				Exec(ctx); err != nil {
+				return q.fail(err, "release backlog")
+			}
+		}
+		return nil
+	})
+}
+
+// Backlog implements push.Tx.
+func (q queries) Backlog(ctx context.Context, botID int64) (int, error) {
+	var n int64
+	err := q.r.NewSelect().Model((*backlogRow)(nil)).Column("n").Where("bot_id = ?", botID).Scan(ctx, &n)
+	if isNoRows(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, q.fail(err, "read backlog")
+	}
+	return int(n), nil
+}

@@ -1,0 +1,59 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+)
+
+// dialect holds what differs between databases: the template data of the
+// migrations and how driver errors are classified.
+type dialect struct {
+	name string
+	// ID is the column type of an auto-increment primary key.
+	ID string
+	// isUnique reports a unique-constraint violation.
+	isUnique func(error) bool
+	// isBusy reports a lock timeout worth a later retry.
+	isBusy func(error) bool
+	// isDown reports a database that cannot be reached.
+	isDown func(error) bool
+}
+
+// classify turns driver errors into engine errors: a unique violation is a
+// Conflict (ReasonDuplicate), a busy or unreachable database Unavailable.
+// Engine errors pass through unchanged.
+func (d dialect) classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *push.Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	case d.isUnique != nil && d.isUnique(err):
+		return &push.Error{Kind: push.Conflict, Reason: push.ReasonDuplicate, Message: "a row with this key already exists", Err: err}
+	case d.isBusy != nil && d.isBusy(err):
+		return &push.Error{Kind: push.Unavailable, Reason: "database_busy", RetryAfter: time.Second,
+			Message: "the database is busy: retry in a moment with the same Idempotency-Key", Err: err}
+	case d.isDown != nil && d.isDown(err):
+		return &push.Error{Kind: push.Unavailable, Reason: "database_unavailable", RetryAfter: 5 * time.Second,
+			Message: "the database cannot be reached: retry later with the same Idempotency-Key", Err: err}
+	}
+	return err
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,193 @@
+package storage
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+	"github.com/uptrace/bun"
+)
+
+// Times are stored as Unix milliseconds, so that every database compares
+// and orders them the same way; 0 stands for "not set".
+
+func toMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMs(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+type accountRow struct {
+	bun.BaseModel `bun:"table:accounts"`
+
+	ID        int64 `bun:",pk,autoincrement"`
+	Name      string
+	Status    string
+	Points    int64
+	CreatedMs int64
+}
+
+func (r accountRow) account() push.Account {
+	return push.Account{ID: r.ID, Name: r.Name, Status: push.AccountStatus(r.Status), Points: r.Points, CreatedAt: fromMs(r.CreatedMs)}
+}
+
+type apiKeyRow struct {
+	bun.BaseModel `bun:"table:api_keys"`
+
+	ID        int64 `bun:",pk,autoincrement"`
+	AccountID int64
+	Prefix    string
+	Hash      string
+	Hint      string
+	CreatedMs int64
+	ExpiresMs int64
+	RevokedMs int64
+}
+
+func (r apiKeyRow) key() push.APIKey {
+	return push.APIKey{
+		ID: r.ID, AccountID: r.AccountID, Prefix: r.Prefix, Hash: r.Hash, Hint: r.Hint,
+		CreatedAt: fromMs(r.CreatedMs), ExpiresAt: fromMs(r.ExpiresMs), RevokedAt: fromMs(r.RevokedMs),
+	}
+}
+
+type botRow struct {
+	bun.BaseModel `bun:"table:bots"`
+
+	ID        int64 `bun:",pk,autoincrement"`
+	AccountID int64
+	Platform  string
+	Name      string
+	Config    string
+	CreatedMs int64
+}
+
+func (r botRow) bot() push.Bot {
+	return push.Bot{ID: r.ID, AccountID: r.AccountID, Platform: r.Platform, Name: r.Name, Config: json.RawMessage(r.Config), CreatedAt: fromMs(r.CreatedMs)}
+}
+
+type targetRow struct {
+	bun.BaseModel `bun:"table:targets"`
+
+	ID        int64 `bun:",pk,autoincrement"`
+	BotID     int64
+	Type      string
+	Address   string
+	Name      string
+	CreatedMs int64
+}
+
+func (r targetRow) target() push.Target {
+	return push.Target{ID: r.ID, BotID: r.BotID, Type: push.TargetType(r.Type), Address: r.Address, Name: r.Name, CreatedAt: fromMs(r.CreatedMs)}
+}
+
+type jobRow struct {
+	bun.BaseModel `bun:"table:jobs"`
+
+	Seq           int64 `bun:",pk,autoincrement"`
+	ID            string
+	AccountID     int64
+	BotID         int64
+	TargetID      int64
+	Platform      string
+	TargetType    string
+	MsgType       int
+	Content       string
+	ImageURL      string `bun:"image_url"`
+	Wakeup        bool
+	State         string
+	Cost          int64
+	Attempts      int
+	Error         string
+	PlatformIndex string
+	IdemKey       string
+	CreatedMs     int64
+	UpdatedMs     int64
+	StartedMs     int64
+	FinishedMs    int64
+	ExpiresMs     int64
+}
+
+func jobToRow(j *push.Job) jobRow {
+	return jobRow{
+		Seq: j.MessageID, ID: j.ID, AccountID: j.AccountID, BotID: j.BotID, TargetID: j.TargetID,
+		Platform: j.Platform, TargetType: string(j.TargetType),
+		MsgType: int(j.Message.Type), Content: j.Message.Content, ImageURL: j.Message.ImageURL, Wakeup: j.Message.Wakeup,
+		State: string(j.State), Cost: j.Cost, Attempts: j.Attempts, Error: j.Error, PlatformIndex: j.PlatformIndex,
+		IdemKey: j.IdempotencyKey, CreatedMs: toMs(j.CreatedAt), UpdatedMs: toMs(j.UpdatedAt),
+		StartedMs: toMs(j.StartedAt), FinishedMs: toMs(j.FinishedAt), ExpiresMs: toMs(j.ExpiresAt),
+	}
+}
+
+func (r jobRow) job() push.Job {
+	return push.Job{
+		ID: r.ID, MessageID: r.Seq, AccountID: r.AccountID, BotID: r.BotID, TargetID: r.TargetID,
+		Platform: r.Platform, TargetType: push.TargetType(r.TargetType),
+		Message: push.Message{Type: push.MsgType(r.MsgType), Content: r.Content, ImageURL: r.ImageURL, Wakeup: r.Wakeup},
+		State:   push.State(r.State), Cost: r.Cost, Attempts: r.Attempts, Error: r.Error, PlatformIndex: r.PlatformIndex,
+		IdempotencyKey: r.IdemKey, CreatedAt: fromMs(r.CreatedMs), UpdatedAt: fromMs(r.UpdatedMs),
+		StartedAt: fromMs(r.StartedMs), FinishedAt: fromMs(r.FinishedMs), ExpiresAt: fromMs(r.ExpiresMs),
+	}
+}
+
+type idempotencyRow struct {
+	bun.BaseModel `bun:"table:idempotency"`
+
+	AccountID   int64  `bun:",pk"`
+	IdemKey     string `bun:",pk"`
+	Kind        string
+	Fingerprint string
+	JobIDs      string `bun:"job_ids"`
+	CreatedMs   int64
+}
+
+func (r idempotencyRow) record() push.IdempotencyRecord {
+	return push.IdempotencyRecord{
+		AccountID: r.AccountID, Key: r.IdemKey, Kind: push.RequestKind(r.Kind), Fingerprint: r.Fingerprint,
+		JobIDs: strings.Split(r.JobIDs, ","), CreatedAt: fromMs(r.CreatedMs),
+	}
+}
+
+type ledgerRow struct {
+	bun.BaseModel `bun:"table:points_ledger"`
+
+	ID        int64 `bun:",pk,autoincrement"`
+	AccountID int64
+	JobID     *string
+	Kind      string
+	Amount    int64
+	CreatedMs int64
+}
+
+func ledgerToRow(e push.LedgerEntry) ledgerRow {
+	r := ledgerRow{AccountID: e.AccountID, Kind: string(e.Kind), Amount: e.Amount, CreatedMs: toMs(e.At)}
+	if e.JobID != "" {
+		id := e.JobID
+		r.JobID = &id
+	}
+	return r
+}
+
+func (r ledgerRow) entry() push.LedgerEntry {
+	e := push.LedgerEntry{AccountID: r.AccountID, Kind: push.LedgerKind(r.Kind), Amount: r.Amount, At: fromMs(r.CreatedMs)}
+	if r.JobID != nil {
+		e.JobID = *r.JobID
+	}
+	return e
+}
+
+type backlogRow struct {
+	bun.BaseModel `bun:"table:backlog"`
+
+	BotID int64 `bun:",pk"`
+	N     int64
+}

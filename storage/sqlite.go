@@ -1,0 +1,122 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// sqlitePragmas are set on every connection: WAL for concurrent readers,
+// a busy timeout for other processes (herald admin beside herald serve),
+// NORMAL sync (durable at each WAL checkpoint, safe against corruption),
+// foreign keys, and IMMEDIATE transactions so that read-then-write
+// transactions never fail to upgrade their lock.
+func sqlitePragmas() []string {
+	return []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)"}
+}
+
+func sqliteDialect() dialect {
+	return dialect{
+		name: "sqlite",
+		ID:   "INTEGER PRIMARY KEY AUTOINCREMENT",
+		isUnique: func(err error) bool {
+			var se *sqlite.Error
+			if errors.As(err, &se) {
+				c := se.Code()
+				return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+			}
+			return false
+		},
+		isBusy: func(err error) bool {
+			var se *sqlite.Error
+			if errors.As(err, &se) {
+				c := se.Code() & 0xff
+				return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+			}
+			return false
+		},
+	}
+}
+
+// sqliteDSN builds the driver DSN for a path, a file: URI or ":memory:".
+func sqliteDSN(path string) (dsn string, memory bool, err error) {
+	if path == "" {
+		return "", false, errors.New("storage: empty database path")
+	}
+	var q url.Values
+	if path == ":memory:" {
+		// A private in-memory database lives as long as its one connection.
+		return "file::memory:?_txlock=immediate&_pragma=foreign_keys(ON)", true, nil
+	}
+	base := path
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		base = path[:i]
+		if q, err = url.ParseQuery(path[i+1:]); err != nil {
+			return "", false, fmt.Errorf("storage: database DSN %q: %w", path, err)
+		}
+	} else {
+		q = url.Values{}
+	}
+	if !strings.HasPrefix(base, "file:") {
+		base = "file:" + base
+	}
+	memory = q.Get("mode") == "memory"
+	if len(q["_pragma"]) == 0 {
+		for _, p := range sqlitePragmas() {
+			if memory && strings.HasPrefix(p, "journal_mode") {
+				continue
+			}
+			q.Add("_pragma", p)
+		}
+	}
+	if q.Get("_txlock") == "" {
+		q.Set("_txlock", "immediate")
+	}
+	return base + "?" + q.Encode(), memory, nil
+}
+
+func openSQLite(ctx context.Context, path string) (*Store, error) {
+	dsn, memory, err := sqliteDSN(path)
+	if err != nil {
+		return nil, err
+	}
+	open := func(conns int) (*bun.DB, error) {
+		sqldb, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, err
+		}
+		sqldb.SetMaxOpenConns(conns)
+		sqldb.SetMaxIdleConns(conns)
+		sqldb.SetConnMaxLifetime(0)
+		sqldb.SetConnMaxIdleTime(0)
+		db := bun.NewDB(sqldb, sqlitedialect.New())
+		if err := db.PingContext(ctx); err != nil {
+			sqldb.Close()
+			return nil, fmt.Errorf("storage: open SQLite database %q: %w", path, err)
+		}
+		return db, nil
+	}
+	// One writer connection: SQLite has one writer at a time anyway, and
+	// queueing writers in Go is fairer than spinning on SQLITE_BUSY.
+	w, err := open(1)
+	if err != nil {
+		return nil, err
+	}
+	if memory {
+		return newStore(w, w, sqliteDialect(), w.Close), nil
+	}
+	r, err := open(4)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return newStore(w, r, sqliteDialect(), r.Close, w.Close), nil
+}

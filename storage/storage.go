@@ -1,0 +1,118 @@
+// Package storage implements push.Store on bun: SQLite (the embedded
+// default, modernc.org/sqlite in pure Go) with a schema and queries written
+// to run on PostgreSQL as well.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/heraldpush/herald/push"
+	"github.com/uptrace/bun"
+)
+
+// Store is a push.Store on a SQL database.
+type Store struct {
+	queries
+	w       *bun.DB // the writer: every read-write transaction runs here
+	r       *bun.DB // readers; the same as w when the database allows one connection
+	dialect dialect
+	closers []func() error
+}
+
+var _ push.Store = (*Store)(nil)
+
+// Open opens the database named by dsn, creates or upgrades its schema, and
+// returns it as a Store.
+//
+// dsn is a SQLite file path ("herald.db"), "file:…" URI, or ":memory:" for a
+// private in-memory database.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return nil, fmt.Errorf("storage: PostgreSQL is not supported by this build yet (got a postgres:// URL)")
+	}
+	s, err := openSQLite(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func newStore(w, r *bun.DB, d dialect, closers ...func() error) *Store {
+	s := &Store{w: w, r: r, dialect: d, closers: closers}
+	s.queries = queries{r: r, w: w, store: s}
+	return s
+}
+
+// Update implements push.Store: fn runs in one read-write transaction.
+func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx push.Tx) error) error {
+	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true})
+	})
+	return s.dialect.classify(err)
+}
+
+// Ping implements push.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return s.dialect.classify(err)
+	}
+	return nil
+}
+
+// Close implements push.Store.
+func (s *Store) Close() error {
+	var first error
+	for _, c := range s.closers {
+		if err := c(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// DB returns the writer database, for tests and tools that inspect it.
+func (s *Store) DB() *bun.DB { return s.w }
+
+// queries holds every operation; outside a transaction, reads go to the
+// reader pool and writes to the writer.
+type queries struct {
+	r, w  bun.IDB
+	store *Store
+	inTx  bool
+}
+
+// atomic runs fn in a transaction: the current one inside Update, or a new
+// one outside.
+func (q queries) atomic(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
+	if q.inTx {
+		return fn(ctx, q)
+	}
+	err := q.store.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return fn(ctx, queries{r: tx, w: tx, store: q.store, inTx: true})
+	})
+	return q.store.dialect.classify(err)
+}
+
+// fail classifies a database error for the engine.
+func (q queries) fail(err error, op string) error {
+	if err == nil {
+		return nil
+	}
+	if e := q.store.dialect.classify(err); push.KindOf(e) != push.Internal {
+		return e
+	}
+	return push.Wrap(err, "storage: "+op)
+}
+
+func notFound(what string, id any) error {
+	return push.Errorf(push.NotFound, what+"_not_found", "%s %v does not exist", what, id)
+}
+
+func isNoRows(err error) bool { return err == sql.ErrNoRows }

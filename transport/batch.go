@@ -1,0 +1,217 @@
+package transport
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/heraldpush/herald/push"
+	"github.com/uptrace/bunrouter"
+)
+
+// batchRequest is the body of POST /openapi/batch-send.
+type batchRequest struct {
+	BotID     *int64  `json:"bot_id"`
+	TargetIDs []int64 `json:"target_ids"`
+	Content   *string `json:"content"`
+	MsgType   *int    `json:"msg_type"`
+	ImageURL  *string `json:"image_url"`
+}
+
+// multiRequest is the body of POST /openapi/v1/push/batch.
+type multiRequest struct {
+	Bots []struct {
+		BotID    *int64   `json:"botId"`
+		BotIDOld *int64   `json:"bot_id"`
+		Targets  []string `json:"targets"`
+	} `json:"bots"`
+	Content  *string `json:"content"`
+	MsgType  *int    `json:"msgType"`
+	ImageURL *string `json:"imageUrl"`
+}
+
+// batchItem is one element of the batch-send results.
+type batchItem struct {
+	TargetID  int64  `json:"target_id"`
+	Success   bool   `json:"success"`
+	MessageID int64  `json:"message_id"`
+	JobID     string `json:"jobId"`
+	Status    string `json:"status"`
+	Pending   bool   `json:"pending"`
+	Uncertain bool   `json:"uncertain"`
+	Error     string `json:"error,omitempty"`
+}
+
+type batchData struct {
+	Total   int         `json:"total"`
+	Success int         `json:"success"`
+	Failed  int         `json:"failed"`
+	Results []batchItem `json:"results"`
+}
+
+// multiItem is one element of the multi-bot batch results.
+type multiItem struct {
+	BotID     int64  `json:"botId"`
+	Target    string `json:"target"`
+	Status    string `json:"status"`
+	MessageID int64  `json:"message_id"`
+	JobID     string `json:"jobId"`
+	Error     string `json:"error,omitempty"`
+}
+
+type multiData struct {
+	Total          int         `json:"total"`
+	SuccessCount   int         `json:"success_count"`
+	FailCount      int         `json:"fail_count"`
+	PendingCount   int         `json:"pending_count"`
+	UncertainCount int         `json:"uncertain_count"`
+	Results        []multiItem `json:"results"`
+}
+
+// tally counts a result's jobs by how the contract reads them.
+type tally struct{ succeeded, failed, pending, uncertain int }
+
+func count(jobs []push.Job) tally {
+	var t tally
+	for _, j := range jobs {
+		switch {
+		case j.State == push.Succeeded:
+			t.succeeded++
+		case j.State.Pending():
+			t.pending++
+		case j.State == push.Uncertain:
+			t.uncertain++
+		default:
+			t.failed++
+		}
+	}
+	return t
+}
+
+func (t tally) summary() string {
+	return fmt.Sprintf("%d succeeded, %d failed, %d pending, %d uncertain", t.succeeded, t.failed, t.pending, t.uncertain)
+}
+
+// status is 202 while any job is pending, else 200.
+func (t tally) status() int {
+	if t.pending > 0 {
+		return http.StatusAccepted
+	}
+	return http.StatusOK
+}
+
+func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
+	var body batchRequest
+	if err := s.decode(w, req, &body); err != nil {
+		return err
+	}
+	key, err := idempotencyKey(req.Request)
+	if err != nil {
+		return err
+	}
+	if body.BotID == nil {
+		return required("bot_id")
+	}
+	if body.TargetIDs == nil {
+		return required("target_ids")
+	}
+	res, err := s.eng.SendBatch(req.Context(), push.BatchRequest{
+		AccountID:      principalOf(req.Context()).AccountID,
+		BotID:          *body.BotID,
+		TargetIDs:      body.TargetIDs,
+		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
+		IdempotencyKey: key,
+	})
+	if err != nil {
+		return err
+	}
+	s.noteJobs(w, req, res)
+	t := count(res.Jobs)
+	data := batchData{Total: len(res.Jobs), Success: t.succeeded, Failed: t.failed, Results: make([]batchItem, len(res.Jobs))}
+	for i, j := range res.Jobs {
+		status := string(j.State)
+		if j.State.Pending() {
+			status = string(push.Queued) // the contract's word for every unfinished item
+		}
+		data.Results[i] = batchItem{
+			TargetID: j.TargetID, Success: j.State == push.Succeeded, MessageID: j.MessageID, JobID: j.ID,
+			Status: status, Pending: j.State.Pending(), Uncertain: j.State == push.Uncertain, Error: j.Error,
+		}
+	}
+	writeOK(w, t.status(), t.summary(), data)
+	return nil
+}
+
+func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
+	var body multiRequest
+	if err := s.decode(w, req, &body); err != nil {
+		return err
+	}
+	key, err := idempotencyKey(req.Request)
+	if err != nil {
+		return err
+	}
+	if body.Bots == nil {
+		return required("bots")
+	}
+	groups := make([]push.Group, len(body.Bots))
+	for i, b := range body.Bots {
+		id := b.BotID
+		if id == nil {
+			id = b.BotIDOld
+		}
+		if id == nil {
+			return push.Errorf(push.Invalid, "missing_field", "bots[%d].botId is required", i)
+		}
+		if len(b.Targets) == 0 {
+			return push.Errorf(push.Invalid, "missing_targets", "bots[%d].targets is empty: give at least one target id", i)
+		}
+		groups[i].BotID = *id
+		for _, t := range b.Targets {
+			tid, err := parseTargetID(fmt.Sprintf("bots[%d].targets", i), t)
+			if err != nil {
+				return err
+			}
+			groups[i].TargetIDs = append(groups[i].TargetIDs, tid)
+		}
+	}
+	res, err := s.eng.SendMulti(req.Context(), push.MultiRequest{
+		AccountID:      principalOf(req.Context()).AccountID,
+		Groups:         groups,
+		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
+		IdempotencyKey: key,
+	})
+	if err != nil {
+		return err
+	}
+	s.noteJobs(w, req, res)
+	t := count(res.Jobs)
+	data := multiData{
+		Total: len(res.Jobs), SuccessCount: t.succeeded, FailCount: t.failed,
+		PendingCount: t.pending, UncertainCount: t.uncertain, Results: make([]multiItem, len(res.Jobs)),
+	}
+	for i, j := range res.Jobs {
+		status := string(j.State)
+		switch {
+		case j.State == push.Succeeded:
+			status = "success"
+		case j.State.Pending():
+			status = "pending"
+		}
+		data.Results[i] = multiItem{
+			BotID: j.BotID, Target: fmt.Sprint(j.TargetID), Status: status, MessageID: j.MessageID, JobID: j.ID, Error: j.Error,
+		}
+	}
+	writeOK(w, t.status(), t.summary(), data)
+	return nil
+}
+
+func (s *Server) noteJobs(w http.ResponseWriter, req bunrouter.Request, res push.Result) {
+	ids := make([]string, len(res.Jobs))
+	for i, j := range res.Jobs {
+		ids[i] = j.ID
+	}
+	infoOf(req.Context()).jobIDs = ids
+	if res.Replayed {
+		w.Header().Set("Idempotency-Replay", "true")
+	}
+}

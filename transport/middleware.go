@@ -1,0 +1,132 @@
+package transport
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+	"github.com/uptrace/bunrouter"
+)
+
+type ctxKey int
+
+const requestInfoKey ctxKey = iota
+
+// requestInfo collects what the request log line reports; handlers and
+// middlewares deeper in the chain fill it in.
+type requestInfo struct {
+	principal push.Principal
+	authed    bool
+	jobIDs    []string
+}
+
+func infoOf(ctx context.Context) *requestInfo {
+	if ri, ok := ctx.Value(requestInfoKey).(*requestInfo); ok {
+		return ri
+	}
+	return &requestInfo{}
+}
+
+func principalOf(ctx context.Context) push.Principal { return infoOf(ctx).principal }
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// logRequests writes one log line per request and echoes (or makes) the
+// request id in X-Request-Id. Keys and credentials are never logged.
+func (s *Server) logRequests(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		start := time.Now()
+		rid := req.Header.Get("X-Request-Id")
+		if rid == "" || len(rid) > 128 || strings.ContainsAny(rid, "\r\n") {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			rid = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", rid)
+		ri := &requestInfo{}
+		req = req.WithContext(context.WithValue(req.Context(), requestInfoKey, ri))
+		sw := &statusWriter{ResponseWriter: w}
+		err := next(sw, req)
+		attrs := []any{
+			"method", req.Method,
+			"route", req.Route(),
+			"status", sw.status,
+			"duration", time.Since(start).Round(time.Microsecond),
+			"request_id", rid,
+		}
+		if ri.authed {
+			attrs = append(attrs, "account", ri.principal.AccountID)
+		}
+		if len(ri.jobIDs) > 0 {
+			attrs = append(attrs, "jobs", strings.Join(ri.jobIDs, ","))
+		}
+		if err != nil && sw.status < 500 {
+			attrs = append(attrs, "reason", push.ReasonOf(err))
+		}
+		s.log.Info("request", attrs...)
+		return err
+	}
+}
+
+// apiKeyOf reads the API key from "Authorization: Bearer <key>" or, for
+// older clients, "X-Service-OpenAPI-Key: <key>".
+func apiKeyOf(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, key, ok := strings.Cut(h, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(key)
+		}
+		return ""
+	}
+	return strings.TrimSpace(r.Header.Get("X-Service-OpenAPI-Key"))
+}
+
+// authenticate admits requests with a valid key within the key's rate
+// limit, and reports the limit in RateLimit-* headers.
+func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		ctx := req.Context()
+		if req.Header.Get("Authorization") != "" && apiKeyOf(req.Request) == "" {
+			return push.Errorf(push.Unauthenticated, "invalid_authorization", "the Authorization header must be \"Bearer <API key>\"")
+		}
+		p, err := s.eng.Authenticate(ctx, apiKeyOf(req.Request))
+		if err != nil {
+			return err
+		}
+		ri := infoOf(ctx)
+		ri.principal, ri.authed = p, true
+		d, err := s.eng.Admit(ctx, p)
+		if d.Limit > 0 {
+			h := w.Header()
+			h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
+			h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+			h.Set("RateLimit-Reset", strconv.Itoa(int((d.ResetAfter+time.Second-1)/time.Second)))
+		}
+		if err != nil {
+			return err
+		}
+		return next(w, req)
+	}
+}

@@ -1,0 +1,118 @@
+package transport
+
+import (
+	"net/http"
+
+	"github.com/heraldpush/herald/push"
+	"github.com/uptrace/bunrouter"
+)
+
+// privateRequest is the body of POST /openapi/v1/push/private.
+type privateRequest struct {
+	BotID      *int64  `json:"botId"`
+	Target     *string `json:"target"`
+	Content    *string `json:"content"`
+	MsgType    *int    `json:"msgType"`
+	ImageURL   *string `json:"imageUrl"`
+	TargetType *string `json:"targetType"`
+	IsWakeup   *bool   `json:"isWakeup"`
+}
+
+// compatRequest is the body of POST /openapi/send.
+type compatRequest struct {
+	BotID    *int64  `json:"bot_id"`
+	TargetID *int64  `json:"target_id"`
+	Content  *string `json:"content"`
+	MsgType  *int    `json:"msg_type"`
+	ImageURL *string `json:"image_url"`
+}
+
+func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error {
+	var body privateRequest
+	if err := s.decode(w, req, &body); err != nil {
+		return err
+	}
+	key, err := idempotencyKey(req.Request)
+	if err != nil {
+		return err
+	}
+	if body.BotID == nil {
+		return required("botId")
+	}
+	r := push.SendRequest{
+		AccountID:      principalOf(req.Context()).AccountID,
+		BotID:          *body.BotID,
+		Message:        message(body.Content, body.MsgType, body.ImageURL, body.IsWakeup),
+		IdempotencyKey: key,
+	}
+	if body.Target != nil && *body.Target != "" {
+		if r.TargetID, err = parseTargetID("target", *body.Target); err != nil {
+			return err
+		}
+	}
+	if body.TargetType != nil {
+		r.TargetType = push.TargetType(*body.TargetType)
+		if !r.TargetType.Valid() {
+			return push.Errorf(push.Invalid, "invalid_target_type", "targetType %q is not supported: use \"user\" or \"group\", or leave it out", truncate(*body.TargetType, 40))
+		}
+	}
+	return s.single(w, req, r)
+}
+
+func (s *Server) sendCompat(w http.ResponseWriter, req bunrouter.Request) error {
+	var body compatRequest
+	if err := s.decode(w, req, &body); err != nil {
+		return err
+	}
+	key, err := idempotencyKey(req.Request)
+	if err != nil {
+		return err
+	}
+	if body.BotID == nil {
+		return required("bot_id")
+	}
+	r := push.SendRequest{
+		AccountID:      principalOf(req.Context()).AccountID,
+		BotID:          *body.BotID,
+		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
+		IdempotencyKey: key,
+	}
+	if body.TargetID != nil {
+		if *body.TargetID <= 0 {
+			return push.Errorf(push.Invalid, "invalid_target_id", "target_id %d is not a target id: give the id of a target bound to the bot", *body.TargetID)
+		}
+		r.TargetID = *body.TargetID
+	}
+	return s.single(w, req, r)
+}
+
+// single sends and answers with the message record: 200 when delivered,
+// 202 while pending or uncertain, 500 when the platform refused it.
+func (s *Server) single(w http.ResponseWriter, req bunrouter.Request, r push.SendRequest) error {
+	res, err := s.eng.Send(req.Context(), r)
+	if err != nil {
+		return err
+	}
+	j := res.Jobs[0]
+	infoOf(req.Context()).jobIDs = []string{j.ID}
+	if res.Replayed {
+		w.Header().Set("Idempotency-Replay", "true")
+	}
+	data := messageRecord(j)
+	switch j.State {
+	case push.Succeeded:
+		writeOK(w, http.StatusOK, "", data)
+	case push.Queued, push.Running:
+		writeOK(w, http.StatusAccepted, "the message is still being sent: track it with GET /api/openapi/queue/"+j.ID+" and do not resend it", data)
+	case push.Uncertain:
+		writeOK(w, http.StatusAccepted, "delivery is uncertain: "+j.Error+"; query the job and do not resend it", data)
+	case push.Failed:
+		writeJSON(w, http.StatusInternalServerError, errorBody{
+			Code: http.StatusInternalServerError, Error: "platform_failed", Data: data,
+			Message: "the message was not delivered: " + j.Error,
+		})
+	default: // canceled, expired: only seen on a replay
+		writeOK(w, http.StatusOK, "the job was "+string(j.State)+": "+j.Error, data)
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package transport
+
+import (
+	"strings"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+)
+
+// messageView is the message record of a single send (section 2 of the
+// contract), with the job's id and state flags.
+type messageView struct {
+	ID            int64  `json:"id"`
+	Bot           int64  `json:"bot"`
+	User          int64  `json:"user"`
+	Content       string `json:"content"`
+	MsgType       int    `json:"msg_type"`
+	Status        string `json:"status"`
+	PlatformIndex string `json:"platformIndex"`
+	JobID         string `json:"jobId"`
+	Pending       bool   `json:"pending"`
+	Uncertain     bool   `json:"uncertain"`
+	Error         string `json:"error,omitempty"`
+}
+
+// recordStatus is a message record's status: SUCCESS for a delivered
+// message, else the job state in capitals.
+func recordStatus(s push.State) string {
+	if s == push.Succeeded {
+		return "SUCCESS"
+	}
+	return strings.ToUpper(string(s))
+}
+
+func messageRecord(j push.Job) messageView {
+	return messageView{
+		ID:            j.MessageID,
+		Bot:           j.BotID,
+		User:          j.AccountID,
+		Content:       j.Message.Content,
+		MsgType:       int(j.Message.Type),
+		Status:        recordStatus(j.State),
+		PlatformIndex: j.PlatformIndex,
+		JobID:         j.ID,
+		Pending:       j.State.Pending(),
+		Uncertain:     j.State == push.Uncertain,
+		Error:         j.Error,
+	}
+}
+
+// jobView is a job as the job query returns it (section 2 of the contract,
+// with details).
+type jobView struct {
+	JobID         string     `json:"jobId"`
+	Status        string     `json:"status"`
+	Success       *bool      `json:"success"`
+	Pending       bool       `json:"pending"`
+	Uncertain     bool       `json:"uncertain"`
+	MessageID     int64      `json:"messageId"`
+	BotID         int64      `json:"botId"`
+	TargetID      *int64     `json:"targetId"`
+	MsgType       int        `json:"msgType"`
+	PlatformIndex string     `json:"platformIndex"`
+	Error         string     `json:"error,omitempty"`
+	Attempts      int        `json:"attempts"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	UpdatedAt     time.Time  `json:"updatedAt"`
+	StartedAt     *time.Time `json:"startedAt"`
+	FinishedAt    *time.Time `json:"finishedAt"`
+}
+
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+func jobOf(j push.Job) jobView {
+	v := jobView{
+		JobID:         j.ID,
+		Status:        string(j.State),
+		Success:       j.Success(),
+		Pending:       j.State.Pending(),
+		Uncertain:     j.State == push.Uncertain,
+		MessageID:     j.MessageID,
+		BotID:         j.BotID,
+		MsgType:       int(j.Message.Type),
+		PlatformIndex: j.PlatformIndex,
+		Error:         j.Error,
+		Attempts:      j.Attempts,
+		CreatedAt:     j.CreatedAt.UTC(),
+		UpdatedAt:     j.UpdatedAt.UTC(),
+		StartedAt:     optTime(j.StartedAt),
+		FinishedAt:    optTime(j.FinishedAt),
+	}
+	if j.TargetID != 0 {
+		id := j.TargetID
+		v.TargetID = &id
+	}
+	return v
+}
