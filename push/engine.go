@@ -64,6 +64,7 @@ type Engine struct {
 
 	draining atomic.Bool
 	started  atomic.Bool
+	halted   chan struct{} // closed when Stop has stopped the workers: waits end at once
 	stopMu   sync.Mutex
 	stopBg   context.CancelFunc
 	bgDone   chan struct{}
@@ -90,6 +91,7 @@ func New(opts Options) (*Engine, error) {
 		keyPrefix: opts.KeyPrefix,
 		prefixes:  make(map[string]bool),
 		opts:      opts,
+		halted:    make(chan struct{}),
 	}
 	for name, p := range opts.Platforms {
 		e.platforms[name] = p
@@ -169,12 +171,18 @@ func (e *Engine) Drain() { e.draining.Store(true) }
 func (e *Engine) Draining() bool { return e.draining.Load() }
 
 // Stop drains the engine, stops the queue (running sends finish until ctx
-// ends) and the background sweeper. Queued jobs stay queued for the next
-// start.
+// ends) and the background sweeper. Requests still waiting for their jobs
+// are answered at once (202 for what is pending). Queued jobs stay queued
+// for the next start.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.Drain()
 	err := e.queue.Stop(ctx)
 	e.stopMu.Lock()
+	select {
+	case <-e.halted:
+	default:
+		close(e.halted)
+	}
 	cancel, done := e.stopBg, e.bgDone
 	e.stopBg = nil
 	e.stopMu.Unlock()

@@ -397,6 +397,8 @@ func (e *Engine) await(ctx context.Context, notices <-chan string, jobs []Job) (
 			}
 		case <-deadline.C:
 			return jobs, nil
+		case <-e.halted:
+			return jobs, nil
 		case <-ctx.Done():
 			return jobs, nil
 		}

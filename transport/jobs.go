@@ -14,7 +14,7 @@ func (s *Server) queryJob(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	infoOf(req.Context()).jobIDs = []string{j.ID}
-	writeOK(w, http.StatusOK, "", jobOf(j))
+	writeOK(w, http.StatusOK, "", NewJobView(j))
 	return nil
 }
 
@@ -29,14 +29,14 @@ func (s *Server) cancelJob(w http.ResponseWriter, req bunrouter.Request) error {
 	if j.Cost > 0 {
 		msg += " and its points were returned"
 	}
-	writeOK(w, http.StatusOK, msg, jobOf(j))
+	writeOK(w, http.StatusOK, msg, NewJobView(j))
 	return nil
 }
 
 // keyedView is what GET /openapi/queue-request returns for a single send:
 // the job, its message record and the key.
 type keyedView struct {
-	jobView
+	JobView
 	IdempotencyKey string      `json:"idempotencyKey"`
 	Record         messageView `json:"record"`
 }
@@ -60,6 +60,6 @@ func (s *Server) queryByKey(w http.ResponseWriter, req bunrouter.Request) error 
 	}
 	j := k.Jobs[0]
 	infoOf(req.Context()).jobIDs = []string{j.ID}
-	writeOK(w, http.StatusOK, "", keyedView{jobView: jobOf(j), IdempotencyKey: k.Key, Record: messageRecord(j)})
+	writeOK(w, http.StatusOK, "", keyedView{JobView: NewJobView(j), IdempotencyKey: k.Key, Record: messageRecord(j)})
 	return nil
 }

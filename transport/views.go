@@ -48,9 +48,9 @@ func messageRecord(j push.Job) messageView {
 	}
 }
 
-// jobView is a job as the job query returns it (section 2 of the contract,
-// with details).
-type jobView struct {
+// JobView is a job as the job query returns it: the fields of section 2 of
+// the contract, with details. The admin command prints the same shape.
+type JobView struct {
 	JobID         string     `json:"jobId"`
 	Status        string     `json:"status"`
 	Success       *bool      `json:"success"`
@@ -77,8 +77,9 @@ func optTime(t time.Time) *time.Time {
 	return &t
 }
 
-func jobOf(j push.Job) jobView {
-	v := jobView{
+// NewJobView returns the view of a job.
+func NewJobView(j push.Job) JobView {
+	v := JobView{
 		JobID:         j.ID,
 		Status:        string(j.State),
 		Success:       j.Success(),

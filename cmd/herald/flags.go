@@ -1,0 +1,171 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+)
+
+// errHelp reports that -h was asked for and the usage was printed.
+var errHelp = errors.New("help requested")
+
+// envName is a flag's environment twin: --rate-limit → HERALD_RATE_LIMIT.
+func envName(flagName string) string {
+	return "HERALD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseFlags applies the environment twins of the flags named in withEnv
+// (all flags when withEnv is nil), then the command line, which wins.
+func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error {
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if withEnv != nil && !withEnv[f.Name] {
+			return
+		}
+		if v, ok := os.LookupEnv(envName(f.Name)); ok && envErr == nil {
+			if err := f.Value.Set(v); err != nil {
+				envErr = fmt.Errorf("%s=%q: %v", envName(f.Name), v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func newFlagSet(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("herald "+name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}
+
+// engineFlags are the settings of the engine shared by serve, admin and
+// demo.
+type engineFlags struct {
+	db             string
+	points         bool
+	initialPoints  int64
+	rateLimit      int
+	syncWait       time.Duration
+	queueWait      time.Duration
+	backlogBot     int
+	backlogTotal   int
+	keyPrefix      string
+	legacyPrefixes string
+	logFormat      string
+	logLevel       string
+}
+
+func (e *engineFlags) register(fs *flag.FlagSet) {
+	d := push.DefaultLimits()
+	fs.StringVar(&e.db, "db", "herald.db", "database: a SQLite file path")
+	fs.BoolVar(&e.points, "points", false, "enable the points system (a send costs 1 point per target)")
+	fs.Int64Var(&e.initialPoints, "initial-points", 100, "points of a new account")
+	fs.IntVar(&e.rateLimit, "rate-limit", d.RatePerMinute, "requests per minute per API key (0 or less: no limit)")
+	fs.DurationVar(&e.syncWait, "sync-wait", d.SyncWait, "how long a send waits for delivery before answering 202")
+	fs.DurationVar(&e.queueWait, "queue-wait", d.QueueWait, "a job not started within this time expires and its points are returned")
+	fs.IntVar(&e.backlogBot, "backlog-bot", d.BacklogPerBot, "most queued and running jobs per bot")
+	fs.IntVar(&e.backlogTotal, "backlog-total", d.BacklogTotal, "most queued and running jobs in all")
+	fs.StringVar(&e.keyPrefix, "key-prefix", push.DefaultKeyPrefix, "prefix of newly generated API keys")
+	fs.StringVar(&e.legacyPrefixes, "legacy-key-prefixes", "", "comma-separated earlier key prefixes that stay valid")
+	fs.StringVar(&e.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&e.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+// names lists the flags registered by engineFlags, for env twins.
+func (e *engineFlags) names() map[string]bool {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	(&engineFlags{}).register(fs)
+	m := make(map[string]bool)
+	fs.VisitAll(func(f *flag.Flag) { m[f.Name] = true })
+	return m
+}
+
+func (e *engineFlags) validate() error {
+	switch {
+	case e.syncWait <= 0:
+		return errors.New("--sync-wait must be positive")
+	case e.queueWait <= 0:
+		return errors.New("--queue-wait must be positive")
+	case e.backlogBot <= 0 || e.backlogTotal <= 0:
+		return errors.New("--backlog-bot and --backlog-total must be positive")
+	case e.initialPoints < 0:
+		return errors.New("--initial-points cannot be negative")
+	}
+	return checkDB(e.db)
+}
+
+// checkDB refuses database names this build cannot open.
+func checkDB(db string) error {
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+		return errors.New("--db: PostgreSQL is not supported by this build yet; give a SQLite file path")
+	}
+	if db == "" {
+		return errors.New("--db is empty: give a SQLite file path")
+	}
+	return nil
+}
+
+func (e *engineFlags) limits() push.Limits {
+	rate := e.rateLimit
+	if rate <= 0 {
+		rate = -1
+	}
+	return push.Limits{
+		RatePerMinute: rate,
+		SyncWait:      e.syncWait,
+		QueueWait:     e.queueWait,
+		BacklogPerBot: e.backlogBot,
+		BacklogTotal:  e.backlogTotal,
+	}
+}
+
+func (e *engineFlags) pointsPolicy() push.Points {
+	initial := e.initialPoints
+	if initial == 0 {
+		initial = -1 // push reads 0 as "default"; -1 means none
+	}
+	return push.Points{Enabled: e.points, Initial: initial}
+}
+
+func (e *engineFlags) legacy() []string {
+	var out []string
+	for _, p := range strings.Split(e.legacyPrefixes, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (e *engineFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(e.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", e.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch e.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", e.logFormat)
+}

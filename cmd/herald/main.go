@@ -1,0 +1,76 @@
+// Command herald runs Herald: the push engine behind its HTTP API, its
+// workers, its migrations, its administration and a demo.
+//
+//	herald serve     run the API and the workers (SQLite and an in-process queue by default)
+//	herald migrate   create or upgrade the database schema
+//	herald admin     manage accounts, keys, bots, targets, points and jobs (JSON out)
+//	herald demo      run everything in one process against a fake Telegram and send three messages
+//	herald version   print the version
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `herald — a message push engine
+
+Usage:
+  herald serve   [flags]   run the HTTP API and the workers
+  herald migrate [flags]   create or upgrade the database schema
+  herald admin   <noun> <verb> [flags]   manage accounts, keys, bots, targets, points, jobs
+  herald demo    [flags]   run a self-contained demo against a fake Telegram
+  herald version           print the version
+
+Run "herald <command> -h" for a command's flags. Every configuration flag
+has an environment twin: --rate-limit is HERALD_RATE_LIMIT.
+`
+
+// run is the whole program; it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		err = migrateCmd(ctx, args[1:], stdout, stderr)
+	case "admin":
+		return admin(ctx, args[1:], stdout, stderr)
+	case "demo":
+		err = demo(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "herald", version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "herald: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		if err == errHelp {
+			return 0
+		}
+		fmt.Fprintln(stderr, "herald:", err)
+		return 1
+	}
+	return 0
+}
