@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -47,13 +46,4 @@ func (d dialect) classify(err error) error {
 			Message: "the database cannot be reached: retry later with the same Idempotency-Key", Err: err}
 	}
 	return err
-}
-
-func containsAny(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-func inList(ids []string) any { return bun.In(ids) }
+func inList(ids []string) any { return bun.List(ids) }
 
 // Idempotency implements push.Tx.
 func (q queries) Idempotency(ctx context.Context, accountID int64, key string) (push.IdempotencyRecord, error) {

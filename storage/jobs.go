@@ -72,6 +72,9 @@ func (q queries) Jobs(ctx context.Context, ids []string) ([]push.Job, error) {
 
 // MoveJob implements push.Tx.
 func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) {
+	if !push.CanMove(m.From, m.To) {
+		return push.Job{}, push.Errorf(push.Conflict, push.ReasonStateChanged, "a job cannot move from %s to %s", m.From, m.To)
+	}
 	at := toMs(m.At)
 	upd := q.w.NewUpdate().Model((*jobRow)(nil)).
 		Set("state = ?", string(m.To)).

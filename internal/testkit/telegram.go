@@ -203,7 +203,7 @@ func tgParams(r *http.Request) (map[string]string, error) {
 		dec := json.NewDecoder(r.Body)
 		dec.UseNumber()
 		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("Bad Request: can't parse JSON object")
+			return nil, tgErrorf("Bad Request: can't parse JSON object")
 		}
 		for k, v := range m {
 			switch v := v.(type) {
@@ -220,7 +220,7 @@ func tgParams(r *http.Request) (map[string]string, error) {
 		}
 	case "application/x-www-form-urlencoded", "multipart/form-data":
 		if err := r.ParseMultipartForm(10 << 20); err != nil && err != http.ErrNotMultipart {
-			return nil, fmt.Errorf("Bad Request: can't parse request body")
+			return nil, tgErrorf("Bad Request: can't parse request body")
 		}
 		for k, v := range r.PostForm {
 			p[k] = v[0]

@@ -22,22 +22,22 @@ func ParseTelegramHTML(s string) (string, error) {
 		case '<':
 			end := strings.IndexByte(s[i:], '>')
 			if end < 0 {
-				return "", fmt.Errorf("Unclosed start tag at byte offset %d", i)
+				return "", tgErrorf("Unclosed start tag at byte offset %d", i)
 			}
 			raw := s[i+1 : i+end]
 			if strings.HasPrefix(raw, "/") {
 				name := strings.ToLower(strings.TrimSpace(raw[1:]))
 				if len(stack) == 0 {
-					return "", fmt.Errorf("Unexpected end tag at byte offset %d", i)
+					return "", tgErrorf("Unexpected end tag at byte offset %d", i)
 				}
 				if top := stack[len(stack)-1]; top != name {
-					return "", fmt.Errorf("Unmatched end tag at byte offset %d, expected \"</%s>\", found \"</%s>\"", i, top, name)
+					return "", tgErrorf("Unmatched end tag at byte offset %d, expected \"</%s>\", found \"</%s>\"", i, top, name)
 				}
 				stack = stack[:len(stack)-1]
 			} else {
 				name, attrs, err := parseTag(raw)
 				if err != nil {
-					return "", fmt.Errorf("%v at byte offset %d", err, i)
+					return "", tgErrorf("%v at byte offset %d", err, i)
 				}
 				if err := checkTag(name, attrs); err != nil {
 					return "", err
@@ -45,7 +45,7 @@ func ParseTelegramHTML(s string) (string, error) {
 				if len(stack) > 0 {
 					top := stack[len(stack)-1]
 					if (top == "code" && name != "code") || (top == "pre" && name != "code") {
-						return "", fmt.Errorf("Can't nest tag \"%s\" inside \"%s\"", name, top)
+						return "", tgErrorf("Can't nest tag \"%s\" inside \"%s\"", name, top)
 					}
 				}
 				stack = append(stack, name)
@@ -69,7 +69,7 @@ func ParseTelegramHTML(s string) (string, error) {
 		}
 	}
 	if len(stack) > 0 {
-		return "", fmt.Errorf("Can't find end tag corresponding to start tag \"%s\"", stack[len(stack)-1])
+		return "", tgErrorf("Can't find end tag corresponding to start tag \"%s\"", stack[len(stack)-1])
 	}
 	return out.String(), nil
 }
@@ -83,7 +83,7 @@ func parseTag(raw string) (string, map[string]string, error) {
 	}
 	name = strings.ToLower(name)
 	if name == "" {
-		return "", nil, fmt.Errorf("Empty tag name")
+		return "", nil, tgErrorf("Empty tag name")
 	}
 	attrs := make(map[string]string)
 	for rest = strings.TrimSpace(rest); rest != ""; rest = strings.TrimSpace(rest) {
@@ -99,7 +99,7 @@ func parseTag(raw string) (string, map[string]string, error) {
 			q := rest[0]
 			end := strings.IndexByte(rest[1:], q)
 			if end < 0 {
-				return "", nil, fmt.Errorf("Unclosed attribute value")
+				return "", nil, tgErrorf("Unclosed attribute value")
 			}
 			val, rest = rest[1:1+end], rest[2+end:]
 		} else {
@@ -111,7 +111,7 @@ func parseTag(raw string) (string, map[string]string, error) {
 		}
 		decoded, err := ParseTelegramHTML(val)
 		if err != nil || strings.ContainsRune(val, '<') {
-			return "", nil, fmt.Errorf("Bad attribute value")
+			return "", nil, tgErrorf("Bad attribute value")
 		}
 		attrs[key] = decoded
 	}
@@ -126,21 +126,21 @@ func checkTag(name string, attrs map[string]string) error {
 		return nil
 	case "span":
 		if attrs["class"] != "tg-spoiler" {
-			return fmt.Errorf("Tag \"span\" must have class \"tg-spoiler\"")
+			return tgErrorf("Tag \"span\" must have class \"tg-spoiler\"")
 		}
 		return nil
 	case "a":
 		if _, ok := attrs["href"]; !ok {
-			return fmt.Errorf("Tag \"a\" must have attribute \"href\"")
+			return tgErrorf("Tag \"a\" must have attribute \"href\"")
 		}
 		return nil
 	case "tg-emoji":
 		if _, ok := attrs["emoji-id"]; !ok {
-			return fmt.Errorf("Tag \"tg-emoji\" must have attribute \"emoji-id\"")
+			return tgErrorf("Tag \"tg-emoji\" must have attribute \"emoji-id\"")
 		}
 		return nil
 	}
-	return fmt.Errorf("Unsupported start tag \"%s\"", name)
+	return tgErrorf("Unsupported start tag \"%s\"", name)
 }
 
 // decodeEntity decodes the entity at the start of s, returning the rune
@@ -168,4 +168,13 @@ func decodeEntity(s string) (rune, int) {
 		return rune(v), end + 1
 	}
 	return 0, 0
+}
+
+// tgParseError is an error worded as the Bot API words it (capitalized).
+type tgParseError string
+
+func (e tgParseError) Error() string { return string(e) }
+
+func tgErrorf(format string, args ...any) error {
+	return tgParseError(fmt.Sprintf(format, args...))
 }

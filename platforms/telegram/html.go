@@ -192,7 +192,7 @@ func (r *renderer) inline(n ast.Node) {
 				b.Write(t.Value)
 			}
 		}
-		r.out.WriteString(escape(string(b.Bytes())))
+		r.out.WriteString(escape(b.String()))
 		r.out.WriteString("</code>")
 	case *ast.Emphasis:
 		tag := "i"

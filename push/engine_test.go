@@ -1,0 +1,592 @@
+package push_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+)
+
+var ctx = context.Background()
+
+func text(s string) push.Message { return push.Message{Type: push.Text, Content: s} }
+
+func send(t *testing.T, h *testkit.Herald, f testkit.Fixture, key, content string) (push.Result, error) {
+	t.Helper()
+	return h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetID: f.Target.ID, Message: text(content), IdempotencyKey: key})
+}
+
+func TestSendDelivers(t *testing.T) {
+	h := testkit.New(t)
+	f := h.Seed()
+	res, err := send(t, h, f, "", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := res.Jobs[0]
+	if j.State != push.Succeeded || j.PlatformIndex != f.Target.Address+":1" || j.Attempts != 1 {
+		t.Fatalf("job = %+v, want succeeded with platform index %s:1 after 1 attempt", j, f.Target.Address)
+	}
+	msgs := h.Telegram.Messages()
+	if len(msgs) != 1 || msgs[0].Text != "hello" || msgs[0].ChatID != f.Target.Address {
+		t.Fatalf("platform received %+v", msgs)
+	}
+}
+
+func TestJobMoves(t *testing.T) {
+	h := testkit.New(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{Enabled: true}),
+		testkit.WithLimits(push.Limits{SyncWait: 10 * time.Millisecond}))
+	f := h.Seed()
+	newJob := func() push.Job {
+		t.Helper()
+		res, err := send(t, h, f, "", "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Jobs[0]
+	}
+	move := func(j push.Job, from, to push.State) error {
+		_, err := h.Store.MoveJob(ctx, push.JobMove{ID: j.ID, From: from, To: to, At: time.Now()})
+		return err
+	}
+
+	// The store's compare-and-set refuses a move from a state the job is not in.
+	j := newJob()
+	if err := move(j, push.Running, push.Succeeded); push.ReasonOf(err) != push.ReasonStateChanged {
+		t.Fatalf("move from a stale state = %v, want %s", err, push.ReasonStateChanged)
+	}
+	// Two concurrent claims of one job: exactly one wins.
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if move(j, push.Queued, push.Running) == nil {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d claims won, want exactly 1", wins.Load())
+	}
+
+	// Cancel: queued → canceled; a second cancel and a cancel of a running
+	// job are refused with Conflict.
+	c := newJob()
+	got, err := h.Engine.Cancel(ctx, f.Account.ID, c.ID)
+	if err != nil || got.State != push.Canceled {
+		t.Fatalf("Cancel = %v, %v", got.State, err)
+	}
+	for _, id := range []string{c.ID, j.ID} {
+		if _, err := h.Engine.Cancel(ctx, f.Account.ID, id); push.KindOf(err) != push.Conflict || push.ReasonOf(err) != "job_not_queued" {
+			t.Errorf("Cancel(%s) = %v, want Conflict job_not_queued", id, err)
+		}
+	}
+	// Another account cannot cancel (or see) the job.
+	other := h.Account("other")
+	if _, err := h.Engine.Cancel(ctx, other.ID, newJob().ID); push.KindOf(err) != push.NotFound {
+		t.Errorf("Cancel by another account = %v, want NotFound", err)
+	}
+
+	// Resolve: only uncertain jobs, only to succeeded or failed.
+	if _, err := h.Engine.Resolve(ctx, j.ID, push.Succeeded); push.KindOf(err) != push.Conflict {
+		t.Errorf("Resolve(running) = %v, want Conflict", err)
+	}
+	if err := move(j, push.Running, push.Uncertain); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Engine.Resolve(ctx, j.ID, push.Canceled); push.KindOf(err) != push.Invalid {
+		t.Errorf("Resolve(uncertain, canceled) = %v, want Invalid", err)
+	}
+	if r, err := h.Engine.Resolve(ctx, j.ID, push.Succeeded); err != nil || r.State != push.Succeeded {
+		t.Fatalf("Resolve(uncertain, succeeded) = %v, %v", r.State, err)
+	}
+	if _, err := h.Engine.Resolve(ctx, j.ID, push.Failed); push.KindOf(err) != push.Conflict {
+		t.Errorf("Resolve(succeeded) = %v, want Conflict", err)
+	}
+	// Final states accept no move at all, even from the store directly.
+	for _, to := range []push.State{push.Queued, push.Running, push.Failed, push.Uncertain, push.Canceled} {
+		if err := move(j, push.Succeeded, to); push.KindOf(err) != push.Conflict {
+			t.Errorf("move succeeded → %s = %v, want Conflict", to, err)
+		}
+	}
+	if got, _ := h.Engine.JobByID(ctx, j.ID); got.State != push.Succeeded {
+		t.Fatalf("job %s after refused moves, want succeeded", got.State)
+	}
+}
+
+func TestIdempotentConcurrentSends(t *testing.T) {
+	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
+	f := h.Seed()
+	const n = 200
+	ids := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			res, err := send(t, h, f, "same-key", "exactly once")
+			errs[i] = err
+			if err == nil {
+				ids[i] = res.Jobs[0].ID
+			}
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		if ids[i] != ids[0] {
+			t.Fatalf("send %d got job %s, send 0 got %s", i, ids[i], ids[0])
+		}
+	}
+	h.WaitJob(ids[0], push.Succeeded, 5*time.Second)
+	if got := len(h.Telegram.Messages()); got != 1 {
+		t.Fatalf("platform received %d messages, want 1", got)
+	}
+	if got := h.Balance(f.Account.ID); got != 99 {
+		t.Fatalf("balance %d, want 99 (one charge)", got)
+	}
+	if got := h.CountJobs(); got != 1 {
+		t.Fatalf("%d jobs stored, want 1", got)
+	}
+}
+
+func TestIdempotencyConflicts(t *testing.T) {
+	h := testkit.New(t)
+	f := h.Seed()
+	first, err := send(t, h, f, "k", "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := send(t, h, f, "k", "two"); push.KindOf(err) != push.Conflict || push.ReasonOf(err) != "idempotency_conflict" {
+		t.Fatalf("same key, other content = %v, want Conflict idempotency_conflict", err)
+	}
+	_, err = h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetIDs: []int64{f.Target.ID}, Message: text("one"), IdempotencyKey: "k"})
+	if push.KindOf(err) != push.Conflict {
+		t.Fatalf("same key for a batch = %v, want Conflict", err)
+	}
+	replay, err := send(t, h, f, "k", "one")
+	if err != nil || !replay.Replayed || replay.Jobs[0].ID != first.Jobs[0].ID {
+		t.Fatalf("replay = %+v, %v; want job %s replayed", replay, err, first.Jobs[0].ID)
+	}
+	// The key is scoped to the account: another account may use it.
+	other := h.Account("other")
+	ob := h.TelegramBot(other.ID)
+	ot := h.Target(ob.ID, push.TargetUser, "")
+	res, err := h.Engine.Send(ctx, push.SendRequest{AccountID: other.ID, BotID: ob.ID, TargetID: ot.ID, Message: text("two"), IdempotencyKey: "k"})
+	if err != nil || res.Replayed {
+		t.Fatalf("another account's send with the same key = %+v, %v; want a new send", res, err)
+	}
+	if got := len(h.Telegram.Messages()); got != 2 {
+		t.Fatalf("platform received %d messages, want 2", got)
+	}
+}
+
+func TestPointsExactUnderConcurrency(t *testing.T) {
+	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
+	f := h.Seed()
+	if _, err := h.Engine.SetPoints(ctx, f.Account.ID, 10); err != nil {
+		t.Fatal(err)
+	}
+	var accepted, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 30; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, err := send(t, h, f, fmt.Sprintf("k%d", i), fmt.Sprintf("m%d", i))
+			switch {
+			case err == nil:
+				accepted.Add(1)
+			case push.ReasonOf(err) == "insufficient_points" && push.KindOf(err) == push.Invalid:
+				refused.Add(1)
+			default:
+				t.Errorf("send %d: %v", i, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if accepted.Load() != 10 || refused.Load() != 20 {
+		t.Fatalf("accepted %d, refused %d; want 10 and 20", accepted.Load(), refused.Load())
+	}
+	if got := h.Balance(f.Account.ID); got != 0 {
+		t.Fatalf("balance %d, want 0", got)
+	}
+	if got := h.CountJobs(); got != 10 {
+		t.Fatalf("%d jobs stored, want 10", got)
+	}
+	// A batch the balance cannot pay for in whole is refused in whole.
+	if _, err := h.Engine.SetPoints(ctx, f.Account.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	t2 := h.Target(f.Bot.ID, push.TargetUser, "")
+	_, err := h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetIDs: []int64{f.Target.ID, t2.ID}, Message: text("b")})
+	if push.ReasonOf(err) != "insufficient_points" {
+		t.Fatalf("batch of 2 with 1 point = %v, want insufficient_points", err)
+	}
+	if got := h.Balance(f.Account.ID); got != 1 {
+		t.Fatalf("balance %d after a refused batch, want 1", got)
+	}
+}
+
+func TestSlowPlatformAnswers202ThenSucceeds(t *testing.T) {
+	h := testkit.New(t, testkit.WithLimits(push.Limits{SyncWait: 100 * time.Millisecond}))
+	f := h.Seed()
+	h.Telegram.SetDelay(400 * time.Millisecond)
+	start := time.Now()
+	res, err := send(t, h, f, "", "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 350*time.Millisecond {
+		t.Fatalf("send took %s; the sync wait is 100ms", el)
+	}
+	if !res.Pending() {
+		t.Fatalf("job %s after the sync wait, want pending", res.Jobs[0].State)
+	}
+	h.WaitJob(res.Jobs[0].ID, push.Succeeded, 5*time.Second)
+}
+
+func TestDroppedConnectionIsUncertain(t *testing.T) {
+	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
+	f := h.Seed()
+	h.Telegram.DropNext(1)
+	res, err := send(t, h, f, "", "maybe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := res.Jobs[0]
+	if j.State != push.Uncertain {
+		t.Fatalf("job %s, want uncertain", j.State)
+	}
+	time.Sleep(200 * time.Millisecond) // a resend, if there were one, would arrive now
+	if got := h.Telegram.Requests(); got != 1 {
+		t.Fatalf("platform saw %d requests, want 1 (no resend)", got)
+	}
+	if got := h.Balance(f.Account.ID); got != 99 {
+		t.Fatalf("balance %d, want 99 (no refund for uncertain)", got)
+	}
+}
+
+func TestRetryableErrorIsRetried(t *testing.T) {
+	h := testkit.New(t)
+	f := h.Seed()
+	h.Telegram.Fail(testkit.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 0", RetryAfter: 0})
+	res, err := send(t, h, f, "", "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := res.Jobs[0]; j.State != push.Succeeded {
+		t.Fatalf("job %s (%s), want succeeded after a retry", j.State, j.Error)
+	}
+	if got := h.Telegram.Requests(); got != 2 {
+		t.Fatalf("platform saw %d requests, want 2", got)
+	}
+}
+
+func TestDefinitiveFailure(t *testing.T) {
+	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
+	f := h.Seed()
+	h.Telegram.Fail(testkit.TelegramFault{Status: 403, Description: "Forbidden: bot was blocked by the user"})
+	res, err := send(t, h, f, "", "blocked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := res.Jobs[0]
+	if j.State != push.Failed || j.Error != "telegram: telegram: Forbidden: bot was blocked by the user (code 403)" {
+		t.Fatalf("job = %s %q", j.State, j.Error)
+	}
+	if got := h.Balance(f.Account.ID); got != 99 {
+		t.Fatalf("balance %d, want 99: failed jobs are not refunded by default", got)
+	}
+}
+
+func TestCancelRefundsOnce(t *testing.T) {
+	h := testkit.New(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{Enabled: true}),
+		testkit.WithLimits(push.Limits{SyncWait: 10 * time.Millisecond}))
+	f := h.Seed()
+	res, err := send(t, h, f, "", "cancel me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Balance(f.Account.ID); got != 99 {
+		t.Fatalf("balance %d after the send, want 99", got)
+	}
+	id := res.Jobs[0].ID
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := h.Engine.Cancel(ctx, f.Account.ID, id); err == nil {
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 {
+		t.Fatalf("%d cancels succeeded, want 1", ok.Load())
+	}
+	if got := h.Balance(f.Account.ID); got != 100 {
+		t.Fatalf("balance %d after the cancel, want 100", got)
+	}
+	ledger, _ := h.Engine.Ledger(ctx, f.Account.ID)
+	var refunds int
+	for _, e := range ledger {
+		if e.Kind == push.LedgerRefund {
+			refunds++
+		}
+	}
+	if refunds != 1 {
+		t.Fatalf("%d refund rows, want 1", refunds)
+	}
+	// A second refund of the same job is refused by the store itself.
+	if again, err := h.Store.Refund(ctx, push.LedgerEntry{AccountID: f.Account.ID, JobID: id, Kind: push.LedgerRefund, Amount: 1}); again || err != nil {
+		t.Fatalf("second refund = %v, %v; want false, nil", again, err)
+	}
+	if err := h.Engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := len(h.Telegram.Messages()); got != 0 {
+		t.Fatalf("a canceled job was sent %d times", got)
+	}
+}
+
+func TestBacklogExact(t *testing.T) {
+	h := testkit.New(t, testkit.WithLimits(push.Limits{SyncWait: 50 * time.Millisecond, RatePerMinute: -1}))
+	f := h.Seed()
+	h.Telegram.Block()
+	defer h.Telegram.Unblock()
+	var accepted, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 300; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, err := send(t, h, f, "", fmt.Sprintf("m%d", i))
+			switch {
+			case err == nil:
+				accepted.Add(1)
+			case push.KindOf(err) == push.TooMany && push.ReasonOf(err) == "backlog_full" && push.RetryAfterOf(err) > 0:
+				refused.Add(1)
+			default:
+				t.Errorf("send %d: %v", i, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if accepted.Load() != 100 || refused.Load() != 200 {
+		t.Fatalf("accepted %d, refused %d; want 100 and 200", accepted.Load(), refused.Load())
+	}
+	if n, _ := h.Store.Backlog(ctx, f.Bot.ID); n != 100 {
+		t.Fatalf("backlog counter %d, want 100", n)
+	}
+	h.Telegram.Unblock()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.Telegram.Messages()) < 100 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got := len(h.Telegram.Messages()); got != 100 {
+		t.Fatalf("platform received %d, want 100", got)
+	}
+	if n, _ := h.Store.Backlog(ctx, 0); n != 0 {
+		t.Fatalf("total backlog %d after delivery, want 0", n)
+	}
+	// Room again: a new send is accepted.
+	if _, err := send(t, h, f, "", "after"); err != nil {
+		t.Fatalf("send after the backlog drained: %v", err)
+	}
+}
+
+func TestBacklogTotalAcrossBots(t *testing.T) {
+	h := testkit.New(t, testkit.WithoutStart(), testkit.WithLimits(push.Limits{SyncWait: time.Millisecond, BacklogPerBot: 30, BacklogTotal: 50, RatePerMinute: -1}))
+	a := h.Account("a")
+	var bots []push.Bot
+	var targets []push.Target
+	for i := 0; i < 3; i++ {
+		b := h.TelegramBot(a.ID)
+		bots = append(bots, b)
+		targets = append(targets, h.Target(b.ID, push.TargetUser, ""))
+	}
+	var accepted atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 120; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			b := i % 3
+			_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: a.ID, BotID: bots[b].ID, TargetID: targets[b].ID, Message: text(fmt.Sprint(i))})
+			if err == nil {
+				accepted.Add(1)
+			} else if push.ReasonOf(err) != "backlog_full" {
+				t.Errorf("send %d: %v", i, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if accepted.Load() != 50 {
+		t.Fatalf("accepted %d, want 50 (the total limit)", accepted.Load())
+	}
+	for _, b := range bots {
+		if n, _ := h.Store.Backlog(ctx, b.ID); n > 30 {
+			t.Fatalf("bot %d backlog %d, over its limit 30", b.ID, n)
+		}
+	}
+}
+
+func TestRestartRecoversJobs(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "herald.db")
+	tg := testkit.NewTelegram(t)
+	first := testkit.New(t, testkit.WithDB(db), testkit.WithTelegram(tg), testkit.WithoutStart(),
+		testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}), testkit.WithPoints(push.Points{Enabled: true}))
+	f := first.Seed()
+	var ids []string
+	for i := 0; i < 3; i++ {
+		res, err := send(t, first, f, "", fmt.Sprintf("m%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Jobs[0].ID)
+	}
+	// The first job was being sent when the process died.
+	if _, err := first.Store.MoveJob(ctx, push.JobMove{ID: ids[0], From: push.Queued, To: push.Running, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	first.Stop()
+
+	second := testkit.New(t, testkit.WithDB(db), testkit.WithTelegram(tg), testkit.WithPoints(push.Points{Enabled: true}))
+	if j := second.WaitJob(ids[0], push.Uncertain, 5*time.Second); j.Error == "" {
+		t.Fatal("an orphaned job became uncertain without a reason")
+	}
+	second.WaitJob(ids[1], push.Succeeded, 5*time.Second)
+	second.WaitJob(ids[2], push.Succeeded, 5*time.Second)
+	var texts []string
+	for _, m := range tg.Messages() {
+		texts = append(texts, m.Text)
+	}
+	if diff := cmp.Diff([]string{"m1", "m2"}, texts); diff != "" {
+		t.Fatalf("platform received (-want +got):\n%s", diff)
+	}
+	if got := second.Balance(f.Account.ID); got != 97 {
+		t.Fatalf("balance %d, want 97: uncertain jobs are not refunded", got)
+	}
+	if n, _ := second.Store.Backlog(ctx, 0); n != 0 {
+		t.Fatalf("backlog %d after recovery, want 0", n)
+	}
+}
+
+func TestQueueWaitExpires(t *testing.T) {
+	h := testkit.New(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{Enabled: true}),
+		testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}))
+	f := h.Seed()
+	swept, err := send(t, h, f, "", "late")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dequeued, err := send(t, h, f, "", "later")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Clock.Advance(59 * time.Minute)
+	if err := h.Engine.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := h.Engine.JobByID(ctx, swept.Jobs[0].ID); j.State != push.Queued {
+		t.Fatalf("job %s before the queue-wait limit, want queued", j.State)
+	}
+	h.Clock.Advance(2 * time.Minute)
+	// One job expires in the sweeper, the other when a worker dequeues it.
+	ids, _ := h.Store.FindJobs(ctx, push.Queued, h.Clock.Now(), 1)
+	if len(ids) != 1 || ids[0] != swept.Jobs[0].ID {
+		t.Fatalf("FindJobs(expired, limit 1) = %v", ids)
+	}
+	if err := h.Engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitJob(dequeued.Jobs[0].ID, push.Expired, 5*time.Second)
+	if err := h.Engine.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitJob(swept.Jobs[0].ID, push.Expired, 5*time.Second)
+	if got := h.Balance(f.Account.ID); got != 100 {
+		t.Fatalf("balance %d, want 100: expired jobs are refunded", got)
+	}
+	if got := len(h.Telegram.Messages()); got != 0 {
+		t.Fatalf("expired jobs were sent %d times", got)
+	}
+}
+
+func TestIdempotencyRecordsExpireAfter30Days(t *testing.T) {
+	h := testkit.New(t)
+	f := h.Seed()
+	if _, err := send(t, h, f, "old", "x"); err != nil {
+		t.Fatal(err)
+	}
+	h.Clock.Advance(29 * 24 * time.Hour)
+	if err := h.Engine.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Engine.JobsByIdempotencyKey(ctx, f.Account.ID, "old"); err != nil {
+		t.Fatalf("record gone after 29 days: %v", err)
+	}
+	h.Clock.Advance(2 * 24 * time.Hour)
+	if err := h.Engine.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Engine.JobsByIdempotencyKey(ctx, f.Account.ID, "old"); push.KindOf(err) != push.NotFound {
+		t.Fatalf("record after 31 days: %v, want NotFound", err)
+	}
+	// The key can now be used again (a new message).
+	res, err := send(t, h, f, "old", "y")
+	if err != nil || res.Replayed {
+		t.Fatalf("reuse of an expired key = %+v, %v", res, err)
+	}
+}
+
+func TestDrainRefusesSends(t *testing.T) {
+	h := testkit.New(t)
+	f := h.Seed()
+	h.Engine.Drain()
+	_, err := send(t, h, f, "k", "x")
+	if push.KindOf(err) != push.Unavailable || push.RetryAfterOf(err) <= 0 {
+		t.Fatalf("send while draining = %v, want Unavailable with a retry hint", err)
+	}
+	if h.CountJobs() != 0 {
+		t.Fatal("a refused send stored a job")
+	}
+}
+
+func TestSyncWaitDefaultIsEightSeconds(t *testing.T) {
+	t.Parallel()
+	h := testkit.New(t)
+	if got := h.Engine.Limits().SyncWait; got != 8*time.Second {
+		t.Fatalf("default sync wait %s, want 8s", got)
+	}
+	f := h.Seed()
+	h.Telegram.SetDelay(9 * time.Second)
+	start := time.Now()
+	res, err := send(t, h, f, "", "eight")
+	el := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Pending() || el < 8*time.Second || el > 8700*time.Millisecond {
+		t.Fatalf("answered after %s with %s; want pending after 8s", el, res.Jobs[0].State)
+	}
+	h.WaitJob(res.Jobs[0].ID, push.Succeeded, 5*time.Second)
+}

@@ -1,0 +1,107 @@
+package push
+
+import (
+	"testing"
+)
+
+func TestCanMove(t *testing.T) {
+	all := []State{Queued, Running, Succeeded, Failed, Canceled, Expired, Uncertain}
+	legal := map[[2]State]bool{
+		{Queued, Running}:       true,
+		{Queued, Canceled}:      true,
+		{Queued, Expired}:       true,
+		{Running, Succeeded}:    true,
+		{Running, Failed}:       true,
+		{Running, Uncertain}:    true,
+		{Uncertain, Succeeded}:  true,
+		{Uncertain, Failed}:     true,
+	}
+	for _, from := range all {
+		for _, to := range all {
+			if got, want := CanMove(from, to), legal[[2]State{from, to}]; got != want {
+				t.Errorf("CanMove(%s, %s) = %v, want %v", from, to, got, want)
+			}
+		}
+	}
+}
+
+func TestStatePredicates(t *testing.T) {
+	tests := []struct {
+		s                                State
+		pending, settled, final, refunds bool
+	}{
+		{Queued, true, false, false, false},
+		{Running, true, false, false, false},
+		{Succeeded, false, true, true, false},
+		{Failed, false, true, true, false},
+		{Canceled, false, true, true, true},
+		{Expired, false, true, true, true},
+		{Uncertain, false, true, false, false},
+	}
+	for _, tt := range tests {
+		if tt.s.Pending() != tt.pending || tt.s.Settled() != tt.settled || tt.s.Final() != tt.final || tt.s.Refunds() != tt.refunds {
+			t.Errorf("%s: pending=%v settled=%v final=%v refunds=%v", tt.s, tt.s.Pending(), tt.s.Settled(), tt.s.Final(), tt.s.Refunds())
+		}
+	}
+}
+
+func TestJobSuccess(t *testing.T) {
+	for s, want := range map[State]string{
+		Queued: "null", Running: "null", Uncertain: "null",
+		Succeeded: "true", Failed: "false", Canceled: "false", Expired: "false",
+	} {
+		got := "null"
+		if p := (Job{State: s}).Success(); p != nil {
+			got = map[bool]string{true: "true", false: "false"}[*p]
+		}
+		if got != want {
+			t.Errorf("Job{State: %s}.Success() = %s, want %s", s, got, want)
+		}
+	}
+}
+
+func TestNewJobID(t *testing.T) {
+	seen := make(map[string]bool)
+	for i := 0; i < 1000; i++ {
+		id := NewJobID()
+		if !ValidJobID(id) {
+			t.Fatalf("NewJobID() = %q, not a valid job id", id)
+		}
+		if id[14] != '4' || !stringsContainsByte("89ab", id[19]) {
+			t.Fatalf("NewJobID() = %q, not a version 4 variant 1 UUID", id)
+		}
+		if seen[id] {
+			t.Fatalf("NewJobID() repeated %q", id)
+		}
+		seen[id] = true
+	}
+}
+
+func stringsContainsByte(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
+	}
+	return false
+}
+
+func TestValidJobID(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"0b6c7e02-4d0e-4c55-9a7a-3c1b2f1e9d10", true},
+		{"0B6C7E02-4D0E-4C55-9A7A-3C1B2F1E9D10", true},
+		{"", false},
+		{"0b6c7e02-4d0e-4c55-9a7a-3c1b2f1e9d1", false},
+		{"0b6c7e02x4d0e-4c55-9a7a-3c1b2f1e9d10", false},
+		{"0b6c7e02-4d0e-4c55-9a7a-3c1b2f1e9d1g", false},
+		{"../../../../etc/passwd-aaaaaaaaaaaaa", false},
+	}
+	for _, tt := range tests {
+		if got := ValidJobID(tt.in); got != tt.want {
+			t.Errorf("ValidJobID(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,5 +1,0 @@
-package transport_test
-
-import "strconv"
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
