@@ -28,10 +28,11 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 		bot     Bot
 		target  Target
 		settled bool
+		wait    time.Duration
 	)
 	now := e.clock.Now()
 	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
-		job, settled = nil, false
+		job, settled, wait = nil, false, 0
 		j, err := tx.Job(ctx, id)
 		if err != nil {
 			return err
@@ -51,6 +52,12 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 			if j.TargetID != 0 {
 				if target, err = tx.Target(ctx, j.TargetID); err != nil {
 					return err
+				}
+			}
+			if p, ok := e.platforms[j.Platform].(Pacer); ok {
+				wait = p.Pace(Delivery{JobID: j.ID, Bot: bot, Target: target, AsType: j.TargetType, Message: j.Message})
+				if wait > 0 {
+					return nil // stays queued
 				}
 			}
 			nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: Queued, To: Running, At: now})
@@ -79,6 +86,9 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 	}
 	if settled {
 		e.notify(ctx, id)
+	}
+	if wait > 0 {
+		return nil, bot, target, &DeferError{JobID: id, After: wait}
 	}
 	return job, bot, target, nil
 }

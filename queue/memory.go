@@ -130,10 +130,16 @@ func (q *Memory) work() {
 		if !ok {
 			return
 		}
-		if err := q.run(id); err != nil && q.ctx.Err() == nil {
-			q.log.Warn("job handler failed; the job will be tried again", "job", id, "err", err)
-			time.AfterFunc(q.retry, func() { _ = q.Enqueue(context.Background(), id) })
+		err := q.run(id)
+		if err == nil || q.ctx.Err() != nil {
+			continue
 		}
+		delay, deferred := push.DeferredFor(err)
+		if !deferred {
+			delay = q.retry
+			q.log.Warn("job handler failed; the job will be tried again", "job", id, "err", err)
+		}
+		time.AfterFunc(delay, func() { _ = q.Enqueue(context.Background(), id) })
 	}
 }
 

@@ -1,0 +1,41 @@
+package push
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Pacer is implemented by platforms that space out sends to stay within
+// the platform's published limits. Before a worker claims a job, the
+// engine asks the platform for a send slot; when there is none yet, the job
+// stays queued and goes back to the queue for later, so a burst waits in
+// Herald's queue (within its queue-wait limit) instead of failing with the
+// platform's "too many requests".
+type Pacer interface {
+	// Pace claims a send slot for d and returns 0, or claims nothing and
+	// returns how long to wait before asking again.
+	Pace(d Delivery) time.Duration
+}
+
+// DeferError is returned by the engine's Handler when a job is not to be
+// worked yet: the queue hands the id back after After.
+type DeferError struct {
+	JobID string
+	After time.Duration
+}
+
+// Error implements the error interface.
+func (e *DeferError) Error() string {
+	return fmt.Sprintf("job %s deferred for %s by pacing", e.JobID, e.After)
+}
+
+// DeferredFor reports whether err asks for a job to be handed back later,
+// and after how long.
+func DeferredFor(err error) (time.Duration, bool) {
+	var de *DeferError
+	if errors.As(err, &de) {
+		return de.After, true
+	}
+	return 0, false
+}
