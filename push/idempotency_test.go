@@ -42,18 +42,26 @@ func TestFingerprint(t *testing.T) {
 		t.Fatalf("equal requests give different fingerprints: %s, %s", ref, again)
 	}
 	changes := map[string]func() string{
-		"kind":        func() string { k, d, tt, m := base(); k = KindMulti; return fingerprint(k, d, tt, m) },
-		"bot":         func() string { k, d, tt, m := base(); d[0].BotID = 2; return fingerprint(k, d, tt, m) },
-		"target":      func() string { k, d, tt, m := base(); d[1].TargetID = 12; return fingerprint(k, d, tt, m) },
-		"order":       func() string { k, d, tt, m := base(); d[0], d[1] = d[1], d[0]; return fingerprint(k, d, tt, m) },
-		"extra":       func() string { k, d, tt, m := base(); d = append(d, destination{1, 12}); return fingerprint(k, d, tt, m) },
+		"kind":   func() string { k, d, tt, m := base(); k = KindMulti; return fingerprint(k, d, tt, m) },
+		"bot":    func() string { k, d, tt, m := base(); d[0].BotID = 2; return fingerprint(k, d, tt, m) },
+		"target": func() string { k, d, tt, m := base(); d[1].TargetID = 12; return fingerprint(k, d, tt, m) },
+		"order":  func() string { k, d, tt, m := base(); d[0], d[1] = d[1], d[0]; return fingerprint(k, d, tt, m) },
+		"extra": func() string {
+			k, d, tt, m := base()
+			d = append(d, destination{1, 12})
+			return fingerprint(k, d, tt, m)
+		},
 		"target type": func() string { k, d, tt, m := base(); tt = TargetUser; return fingerprint(k, d, tt, m) },
 		"msg type":    func() string { k, d, tt, m := base(); m.Type = Text; return fingerprint(k, d, tt, m) },
 		"content":     func() string { k, d, tt, m := base(); m.Content = "hi!"; return fingerprint(k, d, tt, m) },
 		"image":       func() string { k, d, tt, m := base(); m.ImageURL = "https://x/y.png"; return fingerprint(k, d, tt, m) },
 		"wakeup":      func() string { k, d, tt, m := base(); m.Wakeup = true; return fingerprint(k, d, tt, m) },
 		// Length prefixes keep field boundaries: "hi"+"" differs from "h"+"i".
-		"boundary": func() string { k, d, tt, m := base(); m.Content, m.ImageURL = "h", "i"; return fingerprint(k, d, tt, m) },
+		"boundary": func() string {
+			k, d, tt, m := base()
+			m.Content, m.ImageURL = "h", "i"
+			return fingerprint(k, d, tt, m)
+		},
 	}
 	for name, f := range changes {
 		if got := f(); got == ref {

@@ -7,14 +7,14 @@ import (
 func TestCanMove(t *testing.T) {
 	all := []State{Queued, Running, Succeeded, Failed, Canceled, Expired, Uncertain}
 	legal := map[[2]State]bool{
-		{Queued, Running}:       true,
-		{Queued, Canceled}:      true,
-		{Queued, Expired}:       true,
-		{Running, Succeeded}:    true,
-		{Running, Failed}:       true,
-		{Running, Uncertain}:    true,
-		{Uncertain, Succeeded}:  true,
-		{Uncertain, Failed}:     true,
+		{Queued, Running}:      true,
+		{Queued, Canceled}:     true,
+		{Queued, Expired}:      true,
+		{Running, Succeeded}:   true,
+		{Running, Failed}:      true,
+		{Running, Uncertain}:   true,
+		{Uncertain, Succeeded}: true,
+		{Uncertain, Failed}:    true,
 	}
 	for _, from := range all {
 		for _, to := range all {
