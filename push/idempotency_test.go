@@ -33,38 +33,38 @@ func TestValidateIdempotencyKey(t *testing.T) {
 }
 
 func TestFingerprint(t *testing.T) {
-	base := func() (RequestKind, []destination, TargetType, Message) {
-		return KindBatch, []destination{{1, 10}, {1, 11}}, "", Message{Type: Markdown, Content: "hi", ImageURL: "", Wakeup: false}
+	type req struct {
+		kind  RequestKind
+		dests []destination
+		tt    TargetType
+		m     Message
 	}
-	k, d, tt, m := base()
-	ref := fingerprint(k, d, tt, m)
-	if again := fingerprint(base()); again != ref {
+	base := func() req {
+		return req{KindBatch, []destination{{1, 10}, {1, 11}}, "", Message{Type: Markdown, Content: "hi"}}
+	}
+	fp := func(r req) string { return fingerprint(r.kind, r.dests, r.tt, r.m) }
+	ref := fp(base())
+	if again := fp(base()); again != ref {
 		t.Fatalf("equal requests give different fingerprints: %s, %s", ref, again)
 	}
-	changes := map[string]func() string{
-		"kind":   func() string { k, d, tt, m := base(); k = KindMulti; return fingerprint(k, d, tt, m) },
-		"bot":    func() string { k, d, tt, m := base(); d[0].BotID = 2; return fingerprint(k, d, tt, m) },
-		"target": func() string { k, d, tt, m := base(); d[1].TargetID = 12; return fingerprint(k, d, tt, m) },
-		"order":  func() string { k, d, tt, m := base(); d[0], d[1] = d[1], d[0]; return fingerprint(k, d, tt, m) },
-		"extra": func() string {
-			k, d, tt, m := base()
-			d = append(d, destination{1, 12})
-			return fingerprint(k, d, tt, m)
-		},
-		"target type": func() string { k, d, tt, m := base(); tt = TargetUser; return fingerprint(k, d, tt, m) },
-		"msg type":    func() string { k, d, tt, m := base(); m.Type = Text; return fingerprint(k, d, tt, m) },
-		"content":     func() string { k, d, tt, m := base(); m.Content = "hi!"; return fingerprint(k, d, tt, m) },
-		"image":       func() string { k, d, tt, m := base(); m.ImageURL = "https://x/y.png"; return fingerprint(k, d, tt, m) },
-		"wakeup":      func() string { k, d, tt, m := base(); m.Wakeup = true; return fingerprint(k, d, tt, m) },
+	changes := map[string]func(r *req){
+		"kind":        func(r *req) { r.kind = KindMulti },
+		"bot":         func(r *req) { r.dests[0].BotID = 2 },
+		"target":      func(r *req) { r.dests[1].TargetID = 12 },
+		"order":       func(r *req) { r.dests[0], r.dests[1] = r.dests[1], r.dests[0] },
+		"extra":       func(r *req) { r.dests = append(r.dests, destination{1, 12}) },
+		"target type": func(r *req) { r.tt = TargetUser },
+		"msg type":    func(r *req) { r.m.Type = Text },
+		"content":     func(r *req) { r.m.Content = "hi!" },
+		"image":       func(r *req) { r.m.ImageURL = "https://x/y.png" },
+		"wakeup":      func(r *req) { r.m.Wakeup = true },
 		// Length prefixes keep field boundaries: "hi"+"" differs from "h"+"i".
-		"boundary": func() string {
-			k, d, tt, m := base()
-			m.Content, m.ImageURL = "h", "i"
-			return fingerprint(k, d, tt, m)
-		},
+		"boundary": func(r *req) { r.m.Content, r.m.ImageURL = "h", "i" },
 	}
-	for name, f := range changes {
-		if got := f(); got == ref {
+	for name, change := range changes {
+		r := base()
+		change(&r)
+		if fp(r) == ref {
 			t.Errorf("changing the %s leaves the fingerprint unchanged", name)
 		}
 	}

@@ -42,6 +42,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		db: filepath.Join(dir, "demo.db"), points: true, initialPoints: 100, rateLimit: 120,
 		syncWait: 8 * time.Second, queueWait: time.Hour, backlogBot: 100, backlogTotal: 1000,
 		keyPrefix: push.DefaultKeyPrefix, logFormat: "text", logLevel: "error",
+		imageAllow: "127.0.0.0/8", platformTime: 10 * time.Second,
 	}
 	n, err := openNode(ctx, &ef, 4, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

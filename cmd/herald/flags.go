@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -71,6 +73,8 @@ type engineFlags struct {
 	legacyPrefixes string
 	logFormat      string
 	logLevel       string
+	imageAllow     string
+	platformTime   time.Duration
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet) {
@@ -87,6 +91,8 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.legacyPrefixes, "legacy-key-prefixes", "", "comma-separated earlier key prefixes that stay valid")
 	fs.StringVar(&e.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&e.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&e.imageAllow, "image-fetch-allow", "", "comma-separated networks (CIDR) that image downloads may reach although private or loopback")
+	fs.DurationVar(&e.platformTime, "platform-timeout", 30*time.Second, "time cap of one platform call")
 }
 
 // names lists the flags registered by engineFlags, for env twins.
@@ -143,6 +149,21 @@ func (e *engineFlags) pointsPolicy() push.Points {
 		initial = -1 // push reads 0 as "default"; -1 means none
 	}
 	return push.Points{Enabled: e.points, Initial: initial}
+}
+
+func (e *engineFlags) platformOptions() (platforms.Options, error) {
+	o := platforms.Options{Timeout: e.platformTime}
+	for _, p := range strings.Split(e.imageAllow, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			return o, fmt.Errorf("--image-fetch-allow: %q is not a CIDR network such as 10.0.0.0/8", p)
+		}
+		o.ImageAllow = append(o.ImageAllow, prefix)
+	}
+	return o, nil
 }
 
 func (e *engineFlags) legacy() []string {

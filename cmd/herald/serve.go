@@ -29,6 +29,10 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 	if err := ef.validate(); err != nil {
 		return nil, err
 	}
+	popts, err := ef.platformOptions()
+	if err != nil {
+		return nil, err
+	}
 	store, err := storage.Open(ctx, ef.db)
 	if err != nil {
 		return nil, err
@@ -37,7 +41,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 	eng, err := push.New(push.Options{
 		Store:             store,
 		Queue:             q,
-		Platforms:         platforms.Builtin(platforms.Options{}),
+		Platforms:         platforms.Builtin(popts),
 		Logger:            log,
 		Limits:            ef.limits(),
 		Points:            ef.pointsPolicy(),

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"testing"
 	"time"
@@ -50,6 +51,7 @@ type config struct {
 	telegram *Telegram
 	noStart  bool
 	logger   *slog.Logger
+	pacing   bool
 }
 
 // Option configures New.
@@ -78,6 +80,10 @@ func WithTelegram(f *Telegram) Option { return func(c *config) { c.telegram = f 
 // WithoutStart builds the engine but does not start its workers.
 func WithoutStart() Option { return func(c *config) { c.noStart = true } }
 
+// WithPacing turns on the spacing of sends by platform limits (off in the
+// testkit by default, so that tests can send bursts to one chat).
+func WithPacing() Option { return func(c *config) { c.pacing = true } }
+
 // WithLogger sends the engine's and the HTTP front's logs to l.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
@@ -103,9 +109,14 @@ func New(tb testing.TB, opts ...Option) *Herald {
 	clock := &Clock{}
 	q := queue.NewMemory(queue.MemoryOptions{Workers: c.workers, Logger: logger, RetryDelay: 50 * time.Millisecond})
 	po := push.Options{
-		Store:        store,
-		Queue:        q,
-		Platforms:    platforms.Builtin(platforms.Options{Timeout: 10 * time.Second}),
+		Store: store,
+		Queue: q,
+		Platforms: platforms.Builtin(platforms.Options{
+			Timeout:    10 * time.Second,
+			ImageAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+			NoPacing:   !c.pacing,
+			Now:        clock.Now,
+		}),
 		Clock:        clock,
 		Logger:       logger,
 		Limits:       c.limits,

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/internal/testkit"
+)
+
+// served is a herald serve process with a seeded account, key, bot and
+// target on a fake Telegram.
+type served struct {
+	p       *testkit.Process
+	db      string
+	env     []string
+	tg      *testkit.Telegram
+	key     string
+	bot     string
+	target  string
+	keyID   string
+	account string
+}
+
+func startServed(t *testing.T, tg *testkit.Telegram, db string, args ...string) *served {
+	t.Helper()
+	env := []string{"HERALD_DB=" + db}
+	s := &served{db: db, env: env, tg: tg}
+	if tg == nil {
+		s.tg = testkit.NewTelegram(t)
+	}
+	s.p = testkit.StartServe(t, heraldBin, env, args...)
+	return s
+}
+
+func (s *served) seed(t *testing.T) {
+	t.Helper()
+	a := testkit.MustAdmin(t, heraldBin, s.env, "account", "create", "--name", "acme")
+	s.account = fmt.Sprint(a["id"])
+	k := testkit.MustAdmin(t, heraldBin, s.env, "key", "create", "--account", s.account)
+	s.key, s.keyID = k["key"].(string), fmt.Sprint(k["id"])
+	cfg := `{"token":"` + s.tg.NewBot() + `","api_base":"` + s.tg.URL() + `"}`
+	b := testkit.MustAdmin(t, heraldBin, s.env, "bot", "create", "--account", s.account, "--platform", "telegram", "--name", "b", "--config", cfg)
+	s.bot = fmt.Sprint(b["id"])
+	s.tg.AddChat("777")
+	tr := testkit.MustAdmin(t, heraldBin, s.env, "target", "bind", "--bot", s.bot, "--type", "user", "--address", "777")
+	s.target = fmt.Sprint(tr["id"])
+}
+
+func (s *served) send(t *testing.T, content, idem string) testkit.Response {
+	t.Helper()
+	var hdr []string
+	if idem != "" {
+		hdr = []string{"Idempotency-Key", idem}
+	}
+	bot, _ := strconv.Atoi(s.bot)
+	return testkit.Call(t, s.p.URL, "POST", "/openapi/v1/push/private", s.key,
+		map[string]any{"botId": bot, "target": s.target, "content": content}, hdr...)
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	s := startServed(t, nil, filepath.Join(t.TempDir(), "h.db"), "--points")
+	s.seed(t)
+	r := s.send(t, "through a real process", "e2e-1")
+	if r.Status != http.StatusOK || r.JSON()["data"].(map[string]any)["status"] != "SUCCESS" {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	if msgs := s.tg.Messages(); len(msgs) != 1 || msgs[0].Text != "through a real process" {
+		t.Fatalf("platform received %+v", msgs)
+	}
+	a := testkit.MustAdmin(t, heraldBin, s.env, "account", "show", "--id", s.account)
+	if a["points"] != 99.0 {
+		t.Fatalf("points %v after one send with --points, want 99", a["points"])
+	}
+	jobID := r.JSON()["data"].(map[string]any)["jobId"].(string)
+	j := testkit.MustAdmin(t, heraldBin, s.env, "job", "show", "--id", jobID)
+	if j["status"] != "succeeded" || j["jobId"] != jobID {
+		t.Fatalf("admin job show = %v", j)
+	}
+	// A key revoked with herald admin while serve runs stops working at once.
+	testkit.MustAdmin(t, heraldBin, s.env, "key", "revoke", "--id", s.keyID)
+	if r := s.send(t, "after revoke", ""); r.Status != http.StatusForbidden || r.JSON()["error"] != "key_revoked" {
+		t.Fatalf("send with a revoked key: %d %s", r.Status, r.Body)
+	}
+	// A suspended account is refused too.
+	k := testkit.MustAdmin(t, heraldBin, s.env, "key", "create", "--account", s.account)
+	s.key = k["key"].(string)
+	testkit.MustAdmin(t, heraldBin, s.env, "account", "suspend", "--id", s.account)
+	if r := s.send(t, "suspended", ""); r.Status != http.StatusForbidden || r.JSON()["error"] != "account_suspended" {
+		t.Fatalf("send for a suspended account: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	s := startServed(t, nil, filepath.Join(t.TempDir(), "h.db"), "--sync-wait", "200ms", "--drain-timeout", "5s")
+	s.seed(t)
+	s.tg.SetDelay(1500 * time.Millisecond)
+	r := s.send(t, "in flight", "")
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("slow send: %d %s", r.Status, r.Body)
+	}
+	jobID := r.JSON()["data"].(map[string]any)["jobId"].(string)
+	<-s.tg.Arrived() // the send is at the platform
+
+	done := make(chan error, 1)
+	go func() { done <- s.p.Terminate(15 * time.Second) }()
+	for deadline := time.Now().Add(3 * time.Second); !strings.Contains(s.p.Output(), "msg=draining"); {
+		if time.Now().After(deadline) {
+			t.Fatal("serve did not start draining on SIGTERM")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// While draining, new sends are refused with 503 and Retry-After, and
+	// queries still work.
+	drained := s.send(t, "during drain", "")
+	if q := testkit.Call(t, s.p.URL, "GET", "/openapi/queue/"+jobID, s.key, nil); q.Status != http.StatusOK {
+		t.Fatalf("query while draining: %d %s", q.Status, q.Body)
+	}
+	if drained.Status != http.StatusServiceUnavailable || drained.Header.Get("Retry-After") == "" || drained.JSON()["error"] != "draining" {
+		t.Fatalf("send while draining: %d %v %s", drained.Status, drained.Header, drained.Body)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("serve did not exit cleanly: %v", err)
+	}
+	// The running send finished within the drain timeout.
+	j := testkit.MustAdmin(t, heraldBin, s.env, "job", "show", "--id", jobID)
+	if j["status"] != "succeeded" {
+		t.Fatalf("job after drain = %v, want succeeded", j)
+	}
+	if n := len(s.tg.Messages()); n != 1 {
+		t.Fatalf("platform received %d messages, want 1", n)
+	}
+}
+
+func TestServeRestartAfterSIGKILL(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	s := startServed(t, nil, db, "--sync-wait", "100ms", "--workers", "1", "--points")
+	s.seed(t)
+	s.tg.Block()
+	var ids []string
+	for i := 0; i < 3; i++ {
+		r := s.send(t, fmt.Sprintf("m%d", i), fmt.Sprintf("k%d", i))
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("send %d: %d %s", i, r.Status, r.Body)
+		}
+		ids = append(ids, r.JSON()["data"].(map[string]any)["jobId"].(string))
+	}
+	<-s.tg.Arrived() // the one worker is sending m0; m1 and m2 are queued
+	s.p.Kill()
+	s.tg.Unblock()
+
+	s2 := startServed(t, s.tg, db, "--sync-wait", "100ms", "--points")
+	s2.key, s2.bot, s2.target = s.key, s.bot, s.target
+	want := map[string]string{ids[0]: "uncertain", ids[1]: "succeeded", ids[2]: "succeeded"}
+	deadline := time.Now().Add(10 * time.Second)
+	for id, state := range want {
+		for {
+			r := testkit.Call(t, s2.p.URL, "GET", "/openapi/queue/"+id, s2.key, nil)
+			got := r.JSON()["data"].(map[string]any)["status"]
+			if got == state {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s is %v, want %s", id, got, state)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	var texts []string
+	for _, m := range s.tg.Messages() {
+		texts = append(texts, m.Text)
+	}
+	slices.Sort(texts)
+	// m0's request reached the platform and was cut off by the kill: it is
+	// uncertain and never sent again; m1 and m2 were sent once each.
+	if strings.Join(texts, ",") != "m1,m2" {
+		t.Fatalf("platform recorded %v, want m1,m2 once each", texts)
+	}
+	if n := s.tg.Requests(); n != 3 {
+		t.Fatalf("platform saw %d requests, want 3", n)
+	}
+	// Replays after the restart return the original jobs.
+	r := s2.send(t, "m1", "k1")
+	if r.Header.Get("Idempotency-Replay") != "true" || r.JSON()["data"].(map[string]any)["jobId"] != ids[1] {
+		t.Fatalf("replay after restart: %v %s", r.Header, r.Body)
+	}
+	a := testkit.MustAdmin(t, heraldBin, s2.env, "account", "show", "--id", s.account)
+	if a["points"] != 97.0 {
+		t.Fatalf("points %v, want 97 (three charges, no refunds)", a["points"])
+	}
+}
+
+func TestServeRefusesBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--db", "postgres://x/y"}, "PostgreSQL is not supported"},
+		{[]string{"serve", "--sync-wait", "0s"}, "--sync-wait must be positive"},
+		{[]string{"serve", "--workers", "0"}, "--workers must be at least 1"},
+		{[]string{"serve", "--log-format", "xml"}, "--log-format"},
+		{[]string{"serve", "--image-fetch-allow", "nonsense"}, "not a CIDR"},
+		{[]string{"bogus"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		var out strings.Builder
+		code := run(t.Context(), tt.args, &out, &out)
+		if code == 0 || !strings.Contains(out.String(), tt.want) {
+			t.Errorf("herald %v: exit %d, output %q; want failure with %q", tt.args, code, out.String(), tt.want)
+		}
+	}
+	var out strings.Builder
+	t.Setenv("HERALD_SYNC_WAIT", "soon")
+	if code := run(t.Context(), []string{"serve"}, &out, &out); code == 0 || !strings.Contains(out.String(), "HERALD_SYNC_WAIT") {
+		t.Errorf("a bad HERALD_SYNC_WAIT: exit %d, %q", code, out.String())
+	}
+}
+
+func TestDemo(t *testing.T) {
+	var out strings.Builder
+	if code := run(t.Context(), []string{"demo"}, &out, &out); code != 0 {
+		t.Fatalf("demo exited %d:\n%s", code, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		"sendMessage chat=424242 parse_mode=plain text=\"Hello from Herald!\"",
+		"parse_mode=HTML text=\"<b>Deploy finished</b>",
+		"sendPhoto chat=424242 photo=https://example.com/chart.png",
+		"Points: 100 → 97",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, " succeeded platformIndex=424242:") != 3 {
+		t.Errorf("demo output does not show three succeeded jobs:\n%s", got)
+	}
+}

@@ -1,0 +1,195 @@
+package testkit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BuildHerald builds the herald binary into dir and returns its path.
+// Test packages call it once, from TestMain, and share the binary.
+func BuildHerald(dir string) (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	bin := filepath.Join(dir, "herald")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/herald")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build herald: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// Process is a running herald command.
+type Process struct {
+	Cmd *exec.Cmd
+	// URL is the API's base URL, ending in /api (for serve).
+	URL string
+
+	mu     sync.Mutex
+	output bytes.Buffer // stdout and stderr, interleaved
+	done   chan struct{}
+	err    error
+}
+
+// Output returns what the process printed so far.
+func (p *Process) Output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.output.String()
+}
+
+type lockedWriter struct{ p *Process }
+
+func (w lockedWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	return w.p.output.Write(b)
+}
+
+// StartServe runs `herald serve --addr 127.0.0.1:0 args…` with the extra
+// environment and waits until it listens. It is killed when the test ends.
+func StartServe(tb testing.TB, bin string, env []string, args ...string) *Process {
+	tb.Helper()
+	p := startProcess(tb, bin, env, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	deadline := time.After(30 * time.Second)
+	for {
+		out := p.Output()
+		if i := strings.Index(out, "herald listening on "); i >= 0 {
+			line := out[i+len("herald listening on "):]
+			if j := strings.IndexByte(line, '\n'); j >= 0 {
+				p.URL = strings.TrimSpace(line[:j])
+				return p
+			}
+		}
+		select {
+		case <-p.done:
+			tb.Fatalf("herald serve exited before listening (%v):\n%s", p.err, p.Output())
+		case <-deadline:
+			tb.Fatalf("herald serve did not listen within 30s:\n%s", p.Output())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func startProcess(tb testing.TB, bin string, env []string, args ...string) *Process {
+	tb.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	p := &Process{Cmd: cmd, done: make(chan struct{})}
+	cmd.Stdout = lockedWriter{p}
+	cmd.Stderr = lockedWriter{p}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %s: %v", bin, err)
+	}
+	go func() {
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	tb.Cleanup(func() {
+		p.Kill()
+		if tb.Failed() {
+			tb.Logf("herald %s output:\n%s", args[0], p.Output())
+		}
+	})
+	return p
+}
+
+// Kill ends the process with SIGKILL and waits for it.
+func (p *Process) Kill() {
+	_ = p.Cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Terminate sends SIGTERM and waits up to timeout for the process to exit,
+// returning its exit error (nil for exit code 0).
+func (p *Process) Terminate(timeout time.Duration) error {
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.err
+	case <-time.After(timeout):
+		p.Kill()
+		return fmt.Errorf("did not exit within %s of SIGTERM", timeout)
+	}
+}
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// AdminResult is the outcome of one herald admin command.
+type AdminResult struct {
+	Code   int
+	Stdout string
+	Stderr string
+}
+
+// JSON decodes the command's output object.
+func (r AdminResult) JSON(tb testing.TB) map[string]any {
+	tb.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil {
+		tb.Fatalf("admin output %q is not one JSON object: %v (stderr %q)", r.Stdout, err, r.Stderr)
+	}
+	return m
+}
+
+// Admin runs `herald admin args…` with the extra environment.
+func Admin(tb testing.TB, bin string, env []string, args ...string) AdminResult {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"admin"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		tb.Fatalf("herald admin %v: %v", args, err)
+	}
+	return AdminResult{Code: code, Stdout: stdout.String(), Stderr: stderr.String()}
+}
+
+// MustAdmin runs an admin command that must succeed and returns its object.
+func MustAdmin(tb testing.TB, bin string, env []string, args ...string) map[string]any {
+	tb.Helper()
+	r := Admin(tb, bin, env, args...)
+	if r.Code != 0 {
+		tb.Fatalf("herald admin %s: exit %d: %s", strings.Join(args, " "), r.Code, r.Stderr)
+	}
+	return r.JSON(tb)
+}
+
+// Lines splits output into lines (for scanning logs).
+func Lines(s string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+var _ io.Writer = lockedWriter{}
