@@ -41,7 +41,7 @@ func decodeJSON(data []byte, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(v); err != nil {
-		return push.Errorf(push.Invalid, "invalid_json", "%s", describeDecodeError(err))
+		return push.Errorf(push.Invalid, "invalid_json", "%s", describeDecodeError(err, reflect.TypeOf(v)))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return push.Errorf(push.Invalid, "invalid_json", "the request body has data after the JSON object: send one JSON object")
@@ -49,7 +49,7 @@ func decodeJSON(data []byte, v any) error {
 	return nil
 }
 
-func describeDecodeError(err error) string {
+func describeDecodeError(err error, dst reflect.Type) string {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -62,9 +62,39 @@ func describeDecodeError(err error) string {
 		if field == "" {
 			return "the request body must be a JSON object"
 		}
-		return fmt.Sprintf("%s must be %s (got %s)", field, typeName(te.Type), te.Value)
+		want := te.Type
+		if ft := fieldType(dst, field); ft != nil {
+			want = ft
+		}
+		return fmt.Sprintf("%s must be %s (got %s)", field, typeName(want), te.Value)
 	}
 	return "the request body is not valid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// fieldType finds the declared type of a dotted JSON field path ("bots.targets")
+// in a struct type, looking through pointers and slices.
+func fieldType(t reflect.Type, path string) reflect.Type {
+	for _, name := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		var found reflect.Type
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == name {
+				found = f.Type
+				break
+			}
+		}
+		if found == nil {
+			return nil
+		}
+		t = found
+	}
+	return t
 }
 
 func typeName(t reflect.Type) string {
