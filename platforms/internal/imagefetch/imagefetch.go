@@ -169,11 +169,14 @@ func forbidden(ip netip.Addr) string {
 // either way.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string, accept ...string) (Image, error) {
 	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		return Image{}, push.DefinitiveError("image_url", "the image URL is not a valid absolute URL")
+	if err != nil {
+		return Image{}, push.DefinitiveError("image_url", "the image URL is not a valid URL")
 	}
 	if err := checkScheme(u); err != nil {
 		return Image{}, push.DefinitiveError("image_url", "%v", err)
+	}
+	if u.Host == "" {
+		return Image{}, push.DefinitiveError("image_url", "the image URL has no host")
 	}
 	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
 		if err := f.checkAddr(ip.Unmap()); err != nil {

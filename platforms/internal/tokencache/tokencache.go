@@ -32,6 +32,7 @@ type Cache struct {
 
 type entry struct {
 	tok      Token
+	got      time.Time     // when tok was fetched
 	fetching chan struct{} // non-nil while a fetch is under way; closed when it ends
 	err      error         // the last fetch's error, for its waiters
 }
@@ -67,17 +68,17 @@ func Key(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (c *Cache) fresh(t Token) bool {
-	if t.Value == "" {
+// fresh reports whether e's token can still be used: it is refreshed Early
+// before it expires, or halfway through its life if that is shorter.
+func (c *Cache) fresh(e *entry) bool {
+	if e.tok.Value == "" {
 		return false
 	}
-	now := c.now()
 	early := c.early
-	// A short-lived token is refreshed at half its remaining life at most.
-	if life := t.ExpiresAt.Sub(now); life < 2*early {
+	if life := e.tok.ExpiresAt.Sub(e.got); life < 2*early {
 		early = life / 2
 	}
-	return now.Add(early).Before(t.ExpiresAt)
+	return c.now().Add(early).Before(e.tok.ExpiresAt)
 }
 
 // Get returns the cached token for key, fetching a new one when there is
@@ -91,7 +92,7 @@ func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, e
 			e = &entry{}
 			c.entries[key] = e
 		}
-		if c.fresh(e.tok) {
+		if c.fresh(e) {
 			v := e.tok.Value
 			c.mu.Unlock()
 			return v, nil
@@ -119,12 +120,13 @@ func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, e
 		e.fetching = done
 		c.mu.Unlock()
 
+		got := c.now()
 		tok, err := fetch(ctx)
 		c.mu.Lock()
 		e.fetching = nil
 		e.err = err
 		if err == nil {
-			e.tok = tok
+			e.tok, e.got = tok, got
 		}
 		close(done)
 		c.mu.Unlock()

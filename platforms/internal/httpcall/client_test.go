@@ -1,0 +1,75 @@
+package httpcall
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+)
+
+func TestDoClassifiesTransportFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case strings.HasPrefix(p, "/drop"):
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		case strings.HasPrefix(p, "/slow"):
+			time.Sleep(300 * time.Millisecond)
+		case strings.HasPrefix(p, "/cut"):
+			w.Header().Set("Content-Length", "100")
+			_, _ = w.Write([]byte("partial"))
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		case p == "/ua":
+			_, _ = w.Write([]byte(r.Header.Get("User-Agent")))
+		}
+	}))
+	defer srv.Close()
+	// A port nothing listens on: take one and close it.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+
+	c := New(Options{Timeout: 150 * time.Millisecond})
+	secret := "/botSECRET123/send?token=SECRET456"
+	tests := []struct {
+		name string
+		url  string
+		want push.Outcome
+	}{
+		{"connection refused: nothing sent", closed + secret, push.OutcomeRetryable},
+		{"connection closed after the request was read", srv.URL + "/drop" + secret, push.OutcomeUncertain},
+		{"timeout after the request was written", srv.URL + "/slow" + secret, push.OutcomeUncertain},
+		{"answer broke off", srv.URL + "/cut" + secret, push.OutcomeUncertain},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.PostJSON(context.Background(), tt.url, map[string]string{"a": "b"}, nil)
+			var se *push.SendError
+			if !errors.As(err, &se) || se.Outcome != tt.want {
+				t.Fatalf("error %v, want outcome %s", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "SECRET") {
+				t.Fatalf("error leaks the URL: %v", err)
+			}
+		})
+	}
+	r, err := c.PostJSON(context.Background(), srv.URL+"/ua", nil, nil)
+	if err != nil || string(r.Body) != UserAgent {
+		t.Fatalf("User-Agent sent: %q, %v", r.Body, err)
+	}
+	// A canceled context before sending is retryable: nothing left.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = c.PostJSON(ctx, srv.URL+"/ua", nil, nil)
+	var se *push.SendError
+	if !errors.As(err, &se) || se.Outcome != push.OutcomeRetryable {
+		t.Fatalf("canceled before sending: %v", err)
+	}
+}
