@@ -17,7 +17,9 @@ import (
 // pngBytes is a valid PNG signature followed by filler.
 var pngHeader = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 
-func pngBody(n int) []byte { return append(append([]byte{}, pngHeader...), bytes.Repeat([]byte{0}, n)...) }
+func pngBody(n int) []byte {
+	return append(append([]byte{}, pngHeader...), bytes.Repeat([]byte{0}, n)...)
+}
 
 func loopbackOnly() []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} }
 
