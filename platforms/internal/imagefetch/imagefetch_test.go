@@ -14,11 +14,11 @@ import (
 	"github.com/heraldpush/herald/push"
 )
 
-// pngBytes is a valid PNG signature followed by filler.
-var pngHeader = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+// pngHeader is a valid PNG signature and the start of its first chunk.
+const pngHeader = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 func pngBody(n int) []byte {
-	return append(append([]byte{}, pngHeader...), bytes.Repeat([]byte{0}, n)...)
+	return append([]byte(pngHeader), bytes.Repeat([]byte{0}, n)...)
 }
 
 func loopbackOnly() []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} }
