@@ -18,12 +18,15 @@ import (
 // decode reads the JSON object of a request body into v. Every refusal is a
 // 4xx that says what is wrong.
 func (s *Server) decode(w http.ResponseWriter, req bunrouter.Request, v any) error {
-	data, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.maxBody))
+	data, err := io.ReadAll(&depthReader{r: http.MaxBytesReader(w, req.Body, s.maxBody), max: maxDepth})
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return &httpError{http.StatusRequestEntityTooLarge, "body_too_large",
 				fmt.Sprintf("the request body is larger than %d bytes: send a smaller message", s.maxBody)}
+		}
+		if errors.Is(err, errTooDeep) {
+			return push.Errorf(push.Invalid, "invalid_json", "the request body nests objects or arrays more than %d levels deep: send the documented shape", maxDepth)
 		}
 		return push.Errorf(push.Invalid, "unreadable_body", "the request body could not be read: %v", err)
 	}

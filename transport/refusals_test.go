@@ -187,6 +187,9 @@ func TestRoutingRefusals(t *testing.T) {
 		{"GET", "/openapi/queue-request", f.Key, 400, "missing_field"},
 		{"GET", "/openapi/queue-request?key=bad%20key", f.Key, 400, "invalid_idempotency_key"},
 		{"POST", "/openapi/queue/0b6c7e02-4d0e-4c55-9a7a-3c1b2f1e9d10/cancel", f.Key, 404, "job_not_found"},
+		// Found by FuzzRequestDecoders: a NUL in the path panicked the router.
+		{"GET", "/openapi/queue/%00", f.Key, 400, "invalid_path"},
+		{"GET", "/openapi/%01x", "", 400, "invalid_path"},
 	}
 	for _, tt := range tests {
 		r := h.Call(tt.method, tt.path, tt.key, nil)

@@ -64,8 +64,19 @@ func New(eng *push.Engine, opts Options) *Server {
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Paths with control characters (a
+// decoded %00, say) are refused before routing: no route has them, and the
+// router's tree lookup is not safe with a NUL byte.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for i := 0; i < len(r.URL.Path); i++ {
+		if c := r.URL.Path[i]; c < 0x20 || c == 0x7f {
+			writeJSON(w, http.StatusBadRequest, errorBody{Code: http.StatusBadRequest, Error: "invalid_path",
+				Message: "the request path contains a control character: check the URL"})
+			return
+		}
+	}
+	s.router.ServeHTTP(w, r)
+}
 
 // Route is one endpoint of the API.
 type Route struct {
