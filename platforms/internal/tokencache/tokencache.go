@@ -32,6 +32,7 @@ type Cache struct {
 
 type entry struct {
 	tok      Token
+	got      time.Time     // when tok was fetched
 	fetching chan struct{} // non-nil while a fetch is under way; closed when it ends
 	err      error         // the last fetch's error, for its waiters
 }
@@ -56,6 +57,10 @@ func New(opts Options) *Cache {
 	return &Cache{early: opts.Early, now: opts.Now, entries: make(map[string]*entry)}
 }
 
+// Now tells the cache's time, so that providers compute a token's
+// ExpiresAt from the same clock the cache compares it with.
+func (c *Cache) Now() time.Time { return c.now() }
+
 // Key derives a cache key from credentials without keeping them: the hex
 // SHA-256 of the parts.
 func Key(parts ...string) string {
@@ -67,14 +72,15 @@ func Key(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (c *Cache) fresh(t Token) bool {
+func (c *Cache) fresh(e *entry) bool {
+	t := e.tok
 	if t.Value == "" {
 		return false
 	}
 	now := c.now()
 	early := c.early
-	// A short-lived token is refreshed at half its remaining life at most.
-	if life := t.ExpiresAt.Sub(now); life < 2*early {
+	// A short-lived token is refreshed at half its whole life at most.
+	if life := t.ExpiresAt.Sub(e.got); life < 2*early {
 		early = life / 2
 	}
 	return now.Add(early).Before(t.ExpiresAt)
@@ -91,7 +97,7 @@ func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, e
 			e = &entry{}
 			c.entries[key] = e
 		}
-		if c.fresh(e.tok) {
+		if c.fresh(e) {
 			v := e.tok.Value
 			c.mu.Unlock()
 			return v, nil
@@ -119,12 +125,13 @@ func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, e
 		e.fetching = done
 		c.mu.Unlock()
 
+		got := c.now()
 		tok, err := fetch(ctx)
 		c.mu.Lock()
 		e.fetching = nil
 		e.err = err
 		if err == nil {
-			e.tok = tok
+			e.tok, e.got = tok, got
 		}
 		close(done)
 		c.mu.Unlock()
