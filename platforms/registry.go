@@ -15,6 +15,7 @@ import (
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
 	"github.com/heraldpush/herald/platforms/qq"
 	"github.com/heraldpush/herald/platforms/telegram"
+	"github.com/heraldpush/herald/platforms/wechat"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -58,5 +59,6 @@ func Builtin(opts Options) map[string]push.Platform {
 	return map[string]push.Platform{
 		"telegram": telegram.New(telegram.Options{Client: d.Client}),
 		"qq":       qq.New(d),
+		"wechat":   wechat.New(d),
 	}
 }
