@@ -3,9 +3,9 @@ package qq
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
@@ -70,7 +70,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	}
 	id, err := p.post(ctx, cfg, path, body, sc)
 	var se *push.SendError
-	if d.Message.Type == push.Markdown && errors.As(err, &se) && se.Outcome == push.OutcomeDefinitive && se.Code == fmt.Sprint(codeMarkdownDenied) {
+	if d.Message.Type == push.Markdown && errors.As(err, &se) && se.Outcome == push.OutcomeDefinitive && se.Code == strconv.Itoa(codeMarkdownDenied) {
 		text := mdtext.Render(d.Message.Content, mdtext.TextLink)
 		if strings.TrimSpace(text) == "" {
 			text = d.Message.Content
