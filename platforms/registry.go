@@ -13,7 +13,9 @@ import (
 	"github.com/heraldpush/herald/platforms/internal/pacing"
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
+	"github.com/heraldpush/herald/platforms/qq"
 	"github.com/heraldpush/herald/platforms/telegram"
+	"github.com/heraldpush/herald/platforms/wechat"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -56,5 +58,7 @@ func Builtin(opts Options) map[string]push.Platform {
 	d := deps(opts)
 	return map[string]push.Platform{
 		"telegram": telegram.New(telegram.Options{Client: d.Client}),
+		"qq":       qq.New(d),
+		"wechat":   wechat.New(d),
 	}
 }

@@ -57,6 +57,10 @@ func New(opts Options) *Cache {
 	return &Cache{early: opts.Early, now: opts.Now, entries: make(map[string]*entry)}
 }
 
+// Now tells the cache's time, so that providers compute a token's
+// ExpiresAt from the same clock the cache compares it with.
+func (c *Cache) Now() time.Time { return c.now() }
+
 // Key derives a cache key from credentials without keeping them: the hex
 // SHA-256 of the parts.
 func Key(parts ...string) string {

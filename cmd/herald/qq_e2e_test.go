@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heraldpush/herald/internal/testkit"
+)
+
+// platformServe is a herald serve process with an account and key, for
+// end-to-end tests of one platform's fake.
+type platformServe struct {
+	p   *testkit.Process
+	env []string
+	key string
+	acc string
+}
+
+func startPlatformServe(t *testing.T, args ...string) *platformServe {
+	t.Helper()
+	env := []string{"HERALD_DB=" + filepath.Join(t.TempDir(), "h.db")}
+	s := &platformServe{env: env, p: testkit.StartServe(t, heraldBin, env, args...)}
+	a := testkit.MustAdmin(t, heraldBin, env, "account", "create", "--name", "acme")
+	s.acc = fmt.Sprint(a["id"])
+	s.key = testkit.MustAdmin(t, heraldBin, env, "key", "create", "--account", s.acc)["key"].(string)
+	return s
+}
+
+func (s *platformServe) bot(t *testing.T, platform, config string) int {
+	t.Helper()
+	b := testkit.MustAdmin(t, heraldBin, s.env, "bot", "create", "--account", s.acc, "--platform", platform, "--name", platform, "--config", config)
+	id, _ := strconv.Atoi(fmt.Sprint(b["id"]))
+	return id
+}
+
+func (s *platformServe) bind(t *testing.T, bot int, typ, addr string) string {
+	t.Helper()
+	tr := testkit.MustAdmin(t, heraldBin, s.env, "target", "bind", "--bot", strconv.Itoa(bot), "--type", typ, "--address", addr)
+	return fmt.Sprint(tr["id"])
+}
+
+func (s *platformServe) send(t *testing.T, body map[string]any) testkit.Response {
+	t.Helper()
+	return testkit.Call(t, s.p.URL, "POST", "/openapi/v1/push/private", s.key, body)
+}
+
+func TestQQEndToEnd(t *testing.T) {
+	qq := testkit.NewQQ(t)
+	appID, secret := qq.NewApp()
+	qq.SetProactive(appID, true)
+	qq.AddUser("E4F4AEA33253A2797FB897C50B81D7ED")
+	qq.AddGroup("C9F778FE6ADF9D1D1DBE395BF744A33A")
+	images := testkit.NewImages(t)
+	png := testkit.PNG(5)
+	imgURL := images.Add("/chart.png", png, "image/png")
+
+	s := startPlatformServe(t)
+	bot := s.bot(t, "qq", string(qq.BotConfig(appID, secret)))
+	user := s.bind(t, bot, "user", "E4F4AEA33253A2797FB897C50B81D7ED")
+	group := s.bind(t, bot, "group", "C9F778FE6ADF9D1D1DBE395BF744A33A")
+
+	// A bad config is refused at bot create, naming the field and never
+	// echoing the secret.
+	bad := testkit.Admin(t, heraldBin, s.env, "bot", "create", "--account", s.acc, "--platform", "qq", "--name", "bad",
+		"--config", `{"app_id":102,"client_secret":"`+secret+`"}`)
+	if bad.Code == 0 || !strings.Contains(bad.Stderr, "app_id") || strings.Contains(bad.Stderr+bad.Stdout, secret) {
+		t.Fatalf("bad config: exit %d, %q", bad.Code, bad.Stderr)
+	}
+
+	sends := []struct {
+		name   string
+		body   map[string]any
+		scene  string
+		typ    int
+		sha256 string
+	}{
+		{"text to a user", map[string]any{"target": user, "content": "hello from herald"}, "c2c", 0, ""},
+		{"markdown to a group", map[string]any{"target": group, "content": "**deployed** v42", "msgType": 2}, "group", 2, ""},
+		{"image to a group", map[string]any{"target": group, "imageUrl": imgURL, "msgType": 7}, "group", 7, testkit.SHA256(png)},
+	}
+	for i, sd := range sends {
+		sd.body["botId"] = bot
+		r := s.send(t, sd.body)
+		data, _ := r.JSON()["data"].(map[string]any)
+		if r.Status != http.StatusOK || data["status"] != "SUCCESS" {
+			t.Fatalf("%s: %d %s", sd.name, r.Status, r.Body)
+		}
+		msgs := qq.Messages()
+		if len(msgs) != i+1 {
+			t.Fatalf("%s: fake holds %d messages, want %d", sd.name, len(msgs), i+1)
+		}
+		m := msgs[i]
+		if m.Scene != sd.scene || m.MsgType != sd.typ || data["platformIndex"] != m.ID {
+			t.Fatalf("%s: fake got %+v; answer %s", sd.name, m, r.Body)
+		}
+		if sd.sha256 != "" && (m.Media == nil || m.Media.SHA256 != sd.sha256) {
+			t.Fatalf("%s: media %+v, want sha %s", sd.name, m.Media, sd.sha256)
+		}
+	}
+	if n := qq.TokenFetches(); n != 1 {
+		t.Fatalf("%d token fetches for three sends, want 1", n)
+	}
+
+	// A group cannot be woken up: refused before anything is queued.
+	r := s.send(t, map[string]any{"botId": bot, "target": group, "content": "wake", "isWakeup": true})
+	if r.Status != http.StatusBadRequest || r.JSON()["error"] != "wakeup_unsupported" {
+		t.Fatalf("group wake-up: %d %s", r.Status, r.Body)
+	}
+	// QQ's refusal is a failed send with QQ's code and a reason.
+	qq.SetProactive(appID, false)
+	r = s.send(t, map[string]any{"botId": bot, "target": user, "content": "proactive"})
+	if r.Status != http.StatusInternalServerError || r.JSON()["error"] != "platform_failed" ||
+		!strings.Contains(string(r.Body), "40034102") || !strings.Contains(string(r.Body), "isWakeup=true") {
+		t.Fatalf("proactive send without permission: %d %s", r.Status, r.Body)
+	}
+	// …and the wake-up the reason suggests goes through.
+	qq.UserTalked("E4F4AEA33253A2797FB897C50B81D7ED")
+	r = s.send(t, map[string]any{"botId": bot, "target": user, "content": "you asked", "isWakeup": true})
+	if r.Status != http.StatusOK {
+		t.Fatalf("wake-up send: %d %s", r.Status, r.Body)
+	}
+	if m := qq.Messages(); !m[len(m)-1].IsWakeup {
+		t.Fatalf("last message %+v was not a wake-up", m[len(m)-1])
+	}
+	for _, tok := range append(qq.IssuedTokens(), secret) {
+		if strings.Contains(s.p.Output(), tok) {
+			t.Fatal("serve's log shows a credential")
+		}
+	}
+}

@@ -1,0 +1,156 @@
+// Package qq sends messages through the QQ Bot open platform API v2: an app
+// access token (cached per app, refreshed early and once more when the API
+// refuses it), C2C messages to users and group messages, text (msg_type 0),
+// native Markdown (msg_type 2, falling back to plain text when the bot
+// lacks the Markdown grant) and images (msg_type 7, after QQ itself fetched
+// the image URL through the /files upload).
+package qq
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/heraldpush/herald/platforms/internal/botconfig"
+	"github.com/heraldpush/herald/platforms/internal/httpcall"
+	"github.com/heraldpush/herald/platforms/internal/shared"
+	"github.com/heraldpush/herald/platforms/internal/tokencache"
+	"github.com/heraldpush/herald/push"
+)
+
+// QQ's hosts.
+const (
+	DefaultTokenBase = "https://bots.qq.com"
+	DefaultAPIBase   = "https://api.sgroup.qq.com"
+	SandboxAPIBase   = "https://sandbox.api.sgroup.qq.com"
+)
+
+// Config is a QQ bot's configuration.
+type Config struct {
+	// AppID is the bot's AppID from the QQ bot console (digits, as a
+	// string).
+	AppID string `json:"app_id"`
+	// ClientSecret is the bot's AppSecret.
+	ClientSecret string `json:"client_secret"`
+	// Sandbox sends through the sandbox API host, which reaches only the
+	// sandbox users and groups set in the console.
+	Sandbox bool `json:"sandbox,omitempty"`
+	// APIBase replaces the API host (proxies, tests).
+	APIBase string `json:"api_base,omitempty"`
+	// TokenBase replaces the host of the app access token endpoint.
+	TokenBase string `json:"token_base,omitempty"`
+}
+
+const configShape = `{"app_id": "<AppID>", "client_secret": "<AppSecret>", "sandbox": false, "api_base": "<optional API URL>", "token_base": "<optional token URL>"}`
+
+// Provider is the QQ push.Platform.
+type Provider struct {
+	client   *httpcall.Client
+	tokens   *tokencache.Cache
+	appIDRe  *regexp.Regexp
+	openIDRe *regexp.Regexp
+}
+
+var _ push.Platform = (*Provider)(nil)
+
+// New returns the QQ provider on the shared HTTP client and token cache.
+func New(d shared.Deps) *Provider {
+	if d.Client == nil {
+		d.Client = httpcall.New(httpcall.Options{})
+	}
+	if d.Tokens == nil {
+		d.Tokens = tokencache.New(tokencache.Options{})
+	}
+	return &Provider{
+		client:   d.Client,
+		tokens:   d.Tokens,
+		appIDRe:  regexp.MustCompile(`^[0-9]{1,20}$`),
+		openIDRe: regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`),
+	}
+}
+
+// Info implements push.Platform: C2C users and groups.
+func (p *Provider) Info() push.PlatformInfo {
+	return push.PlatformInfo{Targets: true, TargetTypes: []push.TargetType{push.TargetUser, push.TargetGroup}}
+}
+
+func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
+	var c Config
+	if err := botconfig.Decode("qq", raw, &c, configShape); err != nil {
+		return c, err
+	}
+	switch {
+	case c.AppID == "":
+		return c, botconfig.Missing("qq", "app_id", "the bot's AppID from the QQ bot console, as a string")
+	case !p.appIDRe.MatchString(c.AppID):
+		return c, botconfig.Malformed("qq", "app_id", "the AppID is a string of digits, e.g. \"102012345\"")
+	case c.ClientSecret == "":
+		return c, botconfig.Missing("qq", "client_secret", "the bot's AppSecret from the QQ bot console")
+	case !printable(c.ClientSecret) || len(c.ClientSecret) > 256:
+		return c, botconfig.Malformed("qq", "client_secret", "the AppSecret is up to 256 printable ASCII characters without spaces")
+	case c.Sandbox && c.APIBase != "":
+		return c, botconfig.Malformed("qq", "sandbox", "give either sandbox or api_base, not both")
+	}
+	if err := botconfig.BaseURL("qq", "api_base", c.APIBase); err != nil {
+		return c, err
+	}
+	return c, botconfig.BaseURL("qq", "token_base", c.TokenBase)
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// apiBase is the API host the bot sends through.
+func (c Config) apiBase() string {
+	switch {
+	case c.APIBase != "":
+		return strings.TrimRight(c.APIBase, "/")
+	case c.Sandbox:
+		return SandboxAPIBase
+	}
+	return DefaultAPIBase
+}
+
+// tokenBase is the host of the token endpoint.
+func (c Config) tokenBase() string {
+	if c.TokenBase != "" {
+		return strings.TrimRight(c.TokenBase, "/")
+	}
+	return DefaultTokenBase
+}
+
+// ValidateConfig implements push.Platform.
+func (p *Provider) ValidateConfig(raw json.RawMessage) error {
+	_, err := p.parseConfig(raw)
+	return err
+}
+
+// ValidateTarget implements push.Platform: a user is the user's openid
+// for this bot, a group is the group's group_openid; both are opaque ids
+// of letters and digits that QQ gives in the events the bot receives.
+func (p *Provider) ValidateTarget(_ json.RawMessage, t push.Target) error {
+	if !p.openIDRe.MatchString(t.Address) {
+		what := "the user's openid"
+		if t.Type == push.TargetGroup {
+			what = "the group's group_openid"
+		}
+		return push.Errorf(push.Invalid, "invalid_address", "a qq %s target is %s, letters and digits from the bot's events (got %q)", t.Type, what, t.Address)
+	}
+	return nil
+}
+
+// ValidateMessage implements push.Platform: a wake-up message can only go
+// to a user.
+func (p *Provider) ValidateMessage(m push.Message, tt push.TargetType) error {
+	if m.Wakeup && tt == push.TargetGroup {
+		return push.Errorf(push.Invalid, "wakeup_unsupported",
+			"qq sends wake-up messages (isWakeup) only to users who talked to the bot (C2C), never to groups: send to the group without isWakeup, or wake up a user target")
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package wechat
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/heraldpush/herald/platforms/internal/httpcall"
+	"github.com/heraldpush/herald/push"
+)
+
+// answer is a WeChat API answer: always HTTP 200 with {"errcode","errmsg"}
+// (errcode 0 or absent on success), plus the media fields of an upload.
+type answer struct {
+	ErrCode int    `json:"errcode"`
+	ErrMsg  string `json:"errmsg"`
+	Type    string `json:"type"`
+	MediaID string `json:"media_id"`
+}
+
+// decode reads an answer and returns the classified failure when WeChat
+// did not accept the call.
+func decode(resp *httpcall.Response, now time.Time) (answer, error) {
+	var ans answer
+	if err := json.Unmarshal(resp.Body, &ans); err != nil {
+		switch {
+		case resp.Status >= 200 && resp.Status < 300:
+			return ans, httpcall.Unreadable(resp, err)
+		case resp.Status == http.StatusTooManyRequests:
+			return ans, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", RetryAfter: time.Second, Message: "HTTP 429: too many requests"}
+		case resp.Status >= 500:
+			return ans, httpcall.GatewayFailure(resp)
+		}
+		return ans, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d with a body that is not WeChat's (a proxy's page, or a wrong api_base)", resp.Status)
+	}
+	if ans.ErrCode == 0 && resp.Status >= 200 && resp.Status < 300 {
+		return ans, nil
+	}
+	if ans.ErrCode == 0 {
+		if resp.Status >= 500 {
+			return ans, httpcall.GatewayFailure(resp)
+		}
+		return ans, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d from WeChat", resp.Status)
+	}
+	se := classifyCode(ans.ErrCode, ans.ErrMsg, now)
+	if se.Outcome == push.OutcomeDefinitive && resp.Status >= 500 && !known(ans.ErrCode) {
+		se.Outcome = push.OutcomeUncertain
+	}
+	switch ans.ErrCode {
+	case 40001, 40014, 42001:
+		return ans, &tokenError{se: se}
+	}
+	return ans, se
+}
+
+// known reports whether a code is one classify names explicitly.
+func known(code int) bool {
+	switch code {
+	case 40001, 40014, 42001, -1, 45009, 45011, 45015, 45047, 43004, 40003, 48001, 40164, 45002, 44004, 40007, 40008, 41001, 47001, 40004, 40005, 40009:
+		return true
+	}
+	return false
+}
+
+// classifyCode maps an errcode to an outcome with a reason a person can
+// act on (PLATFORMS.md §2).
+func classifyCode(code int, msg string, now time.Time) *push.SendError {
+	c := strconv.Itoa(code)
+	if msg == "" {
+		msg = "errcode " + c
+	}
+	refuse := func(why string) *push.SendError {
+		return &push.SendError{Outcome: push.OutcomeDefinitive, Code: c, Message: msg + why}
+	}
+	retry := func(after time.Duration, why string) *push.SendError {
+		return &push.SendError{Outcome: push.OutcomeRetryable, Code: c, RetryAfter: after, Message: msg + why}
+	}
+	switch code {
+	case 40001, 40014, 42001:
+		return retry(0, ": the access token was refused")
+	case -1:
+		return retry(time.Second, ": WeChat is busy; nothing was sent")
+	case 45011:
+		return retry(untilNextMinute(now), ": the account's per-minute API quota is used up; nothing was sent")
+	case 45009:
+		return retry(untilNextDay(now), ": the account's daily API quota is used up (it resets at midnight China time); nothing was sent")
+	case 45015:
+		return refuse(": the user has not written to the Official Account in the last 48 hours; customer-service messages can reach a user only within 48 hours of the user's last message or interaction")
+	case 45047:
+		return refuse(": the account has sent as many customer-service messages as WeChat allows since the user's last message; the user must write to the Official Account again")
+	case 43004:
+		return refuse(": the user does not follow the Official Account")
+	case 40003:
+		return refuse(": the openid is not a follower of this Official Account: check the target's address")
+	case 48001:
+		return refuse(": the Official Account has no permission for customer-service messages (it needs to be verified)")
+	case 40164:
+		return refuse(": add this server's public IP address to the Official Account's IP whitelist")
+	case 45002:
+		return refuse(": the message is too long for WeChat: shorten it")
+	case 40007:
+		return refuse(": WeChat does not know the uploaded image's media_id")
+	}
+	return refuse("")
+}
+
+func untilNextMinute(now time.Time) time.Duration {
+	return now.Truncate(time.Minute).Add(time.Minute).Sub(now)
+}
+
+func untilNextDay(now time.Time) time.Duration {
+	china := time.FixedZone("CST", 8*3600)
+	t := now.In(china)
+	midnight := time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, china)
+	return midnight.Sub(now)
+}
+
+// uploadFailure words an upload's failure. The upload sends nothing to
+// the user, so an upload whose answer was lost is retried.
+func uploadFailure(err error) error {
+	se := push.AsSendError(err)
+	out := &push.SendError{Outcome: se.Outcome, Code: se.Code, RetryAfter: se.RetryAfter, Message: "uploading the image: " + se.Message, Err: se.Err}
+	if se.Outcome == push.OutcomeUncertain {
+		out.Outcome = push.OutcomeRetryable
+		out.Message += "; the upload sends nothing to the user, so it is tried again"
+	}
+	return out
+}

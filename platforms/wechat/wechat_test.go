@@ -1,0 +1,427 @@
+package wechat_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+)
+
+var ctx = context.Background()
+
+// env is a Herald in memory with one WeChat bot on a fake WeChat.
+type env struct {
+	h             *testkit.Herald
+	f             *testkit.WeChat
+	acct          push.Account
+	bot           push.Bot
+	appID, secret string
+	seq           int
+}
+
+func newEnv(t *testing.T, opts ...testkit.Option) *env {
+	t.Helper()
+	h := testkit.New(t, opts...)
+	f := testkit.NewWeChat(t)
+	e := &env{h: h, f: f, acct: h.Account("acme")}
+	e.appID, e.secret = f.NewApp()
+	e.bot = e.newBot(t, string(f.BotConfig(e.appID, e.secret)))
+	return e
+}
+
+func (e *env) newBot(t *testing.T, cfg string) push.Bot {
+	t.Helper()
+	bot, err := e.h.Engine.CreateBot(ctx, push.Bot{AccountID: e.acct.ID, Platform: "wechat", Name: "wx", Config: []byte(cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bot
+}
+
+// user binds a fresh follower of the account.
+func (e *env) user(t *testing.T) push.Target {
+	t.Helper()
+	return e.bind(t, e.bot, true)
+}
+
+func (e *env) bind(t *testing.T, bot push.Bot, follow bool) push.Target {
+	t.Helper()
+	e.seq++
+	openid := fmt.Sprintf("oLVPpjqs9BhvzwPj5A-vTYA%05d", e.seq)
+	if follow {
+		e.f.AddFollower(e.appID, openid)
+	}
+	tg, err := e.h.Engine.BindTarget(ctx, push.Target{BotID: bot.ID, Type: push.TargetUser, Address: openid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func (e *env) send(t *testing.T, tg push.Target, m push.Message) push.Job {
+	t.Helper()
+	return e.sendVia(t, e.bot, tg, m)
+}
+
+func (e *env) sendVia(t *testing.T, bot push.Bot, tg push.Target, m push.Message) push.Job {
+	t.Helper()
+	res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: bot.ID, TargetID: tg.ID, Message: m})
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	return e.settle(t, res.Jobs[0].ID)
+}
+
+func (e *env) settle(t *testing.T, id string) push.Job {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		j, err := e.h.Engine.JobByID(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State.Settled() {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still %s", id, j.State)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func text(s string) push.Message { return push.Message{Type: push.Text, Content: s} }
+
+func TestSendFormats(t *testing.T) {
+	e := newEnv(t)
+	images := testkit.NewImages(t)
+	png, jpg, gif := testkit.PNG(1), testkit.JPEG(2), testkit.GIF(3)
+	pngURL := images.Add("/a.png", png, "image/png")
+	jpgURL := images.Add("/b.jpg", jpg, "image/jpeg")
+	// A wrong declared type: the bytes decide.
+	gifURL := images.Add("/c", gif, "application/octet-stream")
+
+	type sent struct {
+		MsgType, Content, SHA256, Filename, ContentType string
+	}
+	tests := []struct {
+		name string
+		msg  push.Message
+		want []sent
+	}{
+		{name: "text", msg: text("hello wechat"), want: []sent{{MsgType: "text", Content: "hello wechat"}}},
+		{name: "text with markup characters and CJK", msg: text(`a < b && "c" > d 你好`),
+			want: []sent{{MsgType: "text", Content: `a < b && "c" > d 你好`}}},
+		{name: "markdown as plain text with links", msg: push.Message{Type: push.Markdown, Content: "# Deploy\n**api** is [live](https://example.com/d?a=1&b=2)\n\n- 3 services"},
+			want: []sent{{MsgType: "text", Content: "Deploy\n\napi is <a href=\"https://example.com/d?a=1&b=2\">live</a>\n\n• 3 services"}}},
+		{name: "png image", msg: push.Message{Type: push.Image, ImageURL: pngURL},
+			want: []sent{{MsgType: "image", SHA256: testkit.SHA256(png), Filename: "image.png", ContentType: "image/png"}}},
+		{name: "jpeg image", msg: push.Message{Type: push.Image, ImageURL: jpgURL},
+			want: []sent{{MsgType: "image", SHA256: testkit.SHA256(jpg), Filename: "image.jpg", ContentType: "image/jpeg"}}},
+		{name: "gif image with a wrong declared type", msg: push.Message{Type: push.Image, ImageURL: gifURL},
+			want: []sent{{MsgType: "image", SHA256: testkit.SHA256(gif), Filename: "image.gif", ContentType: "image/gif"}}},
+		{name: "image with a caption: the caption's text, then the image", msg: push.Message{Type: push.Image, ImageURL: pngURL, Content: "today's chart"},
+			want: []sent{{MsgType: "text", Content: "today's chart"}, {MsgType: "image", SHA256: testkit.SHA256(png), Filename: "image.png", ContentType: "image/png"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := e.user(t)
+			before := len(e.f.Messages())
+			j := e.send(t, tg, tc.msg)
+			if j.State != push.Succeeded || j.PlatformIndex != "" {
+				t.Fatalf("job %s %q (platformIndex %q), want succeeded without an index", j.State, j.Error, j.PlatformIndex)
+			}
+			var got []sent
+			for _, m := range e.f.Messages()[before:] {
+				if m.ToUser != tg.Address || m.AppID != e.appID {
+					t.Fatalf("message to %s of %s, want %s of %s", m.ToUser, m.AppID, tg.Address, e.appID)
+				}
+				s := sent{MsgType: m.MsgType, Content: m.Content}
+				if m.Media != nil {
+					s.SHA256, s.Filename, s.ContentType = m.Media.SHA256, m.Media.Filename, m.Media.ContentType
+				}
+				got = append(got, s)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGroupTargetRefusedAtBind(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.h.Engine.BindTarget(ctx, push.Target{BotID: e.bot.ID, Type: push.TargetGroup, Address: "oLVPpjqs9BhvzwPj5A-vTYAX3GLc"})
+	if !push.IsKind(err, push.Invalid) || !strings.Contains(err.Error(), "wechat bots cannot send to a group target") {
+		t.Fatalf("binding a group = %v, want Invalid naming wechat and groups", err)
+	}
+}
+
+func TestLimitsBeforeCharging(t *testing.T) {
+	e := newEnv(t, testkit.WithPoints(push.Points{Enabled: true}))
+	tg := e.user(t)
+	images := testkit.NewImages(t)
+	pngURL := images.Add("/a.png", testkit.PNG(1), "image/png")
+	cjk := strings.Repeat("好", 683) // 2049 bytes in 683 characters
+	tests := []struct {
+		name string
+		msg  push.Message
+		ok   bool
+	}{
+		{"2048 bytes of CJK text", text(strings.Repeat("好", 682) + "ab"), true},
+		{"2049 bytes of CJK text", text(cjk), false},
+		{"markdown rendering to more than 2048 bytes", push.Message{Type: push.Markdown, Content: "**" + cjk + "**"}, false},
+		{"markdown whose markup makes it long but whose text fits", push.Message{Type: push.Markdown, Content: "**" + strings.Repeat("a", 1000) + "** _" + strings.Repeat("b", 990) + "_"}, true},
+		{"caption over 2048 bytes", push.Message{Type: push.Image, ImageURL: pngURL, Content: cjk}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before, jobs := e.h.Balance(e.acct.ID), e.h.CountJobs()
+			res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: e.bot.ID, TargetID: tg.ID, Message: tc.msg})
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if j := e.settle(t, res.Jobs[0].ID); j.State != push.Succeeded {
+					t.Fatalf("job %s %q", j.State, j.Error)
+				}
+				return
+			}
+			if !push.IsKind(err, push.Invalid) || push.ReasonOf(err) != "content_too_long" || !strings.Contains(err.Error(), "2048 bytes") {
+				t.Fatalf("send = %v, want Invalid content_too_long naming 2048 bytes", err)
+			}
+			if e.h.Balance(e.acct.ID) != before || e.h.CountJobs() != jobs {
+				t.Fatal("a refused message was charged or queued")
+			}
+		})
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	images := testkit.NewImages(t)
+	png := testkit.PNG(4)
+	imgURL := images.Add("/d.png", png, "image/png")
+	notImage := images.Add("/e.txt", []byte("just text, not a picture"), "text/plain")
+	tests := []struct {
+		name     string
+		msg      push.Message
+		prepare  func(t *testing.T, e *env, tg push.Target)
+		faults   []testkit.WeChatFault
+		drop     string
+		limits   push.Limits
+		delay    time.Duration
+		state    push.State
+		sends    int
+		uploads  int
+		contains []string
+	}{
+		{name: "definitive: outside the 48-hour window", msg: text("x"),
+			prepare: func(t *testing.T, e *env, tg push.Target) {
+				e.f.UserWrote(e.appID, tg.Address, time.Now().Add(-49*time.Hour))
+			},
+			state: push.Failed, sends: 1, contains: []string{"45015", "48 hours"}},
+		{name: "definitive: reply quota used up", msg: text("x"),
+			prepare: func(t *testing.T, e *env, tg push.Target) {
+				e.f.SetReplyQuota(1)
+				if j := e.send(t, tg, text("first")); j.State != push.Succeeded {
+					t.Fatalf("first send: %s", j.Error)
+				}
+			},
+			state: push.Failed, sends: 2, contains: []string{"45047", "out of response count limit", "write to the Official Account again"}},
+		{name: "definitive: not following", msg: text("x"),
+			prepare: func(t *testing.T, e *env, tg push.Target) { e.f.Unfollow(e.appID, tg.Address) },
+			state:   push.Failed, sends: 1, contains: []string{"43004", "does not follow"}},
+		{name: "definitive: unauthorized API", msg: text("x"),
+			faults: []testkit.WeChatFault{{ErrCode: 48001, ErrMsg: "api unauthorized"}},
+			state:  push.Failed, sends: 1, contains: []string{"48001", "api unauthorized"}},
+		{name: "definitive: daily quota, which outlasts the send window", msg: text("x"),
+			faults: []testkit.WeChatFault{{ErrCode: 45009, ErrMsg: "reach max api daily quota limit"}},
+			state:  push.Failed, sends: 1, contains: []string{"45009", "daily API quota", "nothing was delivered"}},
+		{name: "definitive: minute quota, which outlasts a short send window", msg: text("x"), limits: push.Limits{SendWindow: 50 * time.Millisecond},
+			faults: []testkit.WeChatFault{{ErrCode: 45011, ErrMsg: "api minute-quota reach limit"}},
+			state:  push.Failed, sends: 1, contains: []string{"45011", "per-minute API quota"}},
+		{name: "definitive: upload refused, nothing sent", msg: push.Message{Type: push.Image, ImageURL: imgURL},
+			faults: []testkit.WeChatFault{{On: "upload", ErrCode: 40009, ErrMsg: "invalid image size"}},
+			state:  push.Failed, uploads: 1, contains: []string{"40009", "uploading the image"}},
+		{name: "definitive: not an image, nothing uploaded", msg: push.Message{Type: push.Image, ImageURL: notImage},
+			state: push.Failed, contains: []string{"did not return an image"}},
+		{name: "retryable: system busy, then delivered", msg: text("x"),
+			faults: []testkit.WeChatFault{{ErrCode: -1, ErrMsg: "system error"}},
+			state:  push.Succeeded, sends: 2},
+		{name: "retryable: upload answer lost, then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
+			drop: "upload", state: push.Succeeded, sends: 1, uploads: 2},
+		{name: "retryable: upload busy, then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
+			faults: []testkit.WeChatFault{{On: "upload", ErrCode: -1, ErrMsg: "system error"}},
+			state:  push.Succeeded, sends: 1, uploads: 2},
+		{name: "uncertain: a 200 that is not JSON", msg: text("x"),
+			faults: []testkit.WeChatFault{{Body: "<html>ok</html>"}},
+			state:  push.Uncertain, sends: 1, contains: []string{"could not be read"}},
+		{name: "uncertain: a gateway's 502", msg: text("x"),
+			faults: []testkit.WeChatFault{{Status: 502, Body: "<html>502 Bad Gateway</html>"}},
+			state:  push.Uncertain, sends: 1, contains: []string{"502"}},
+		{name: "uncertain: connection dropped after the request", msg: text("x"),
+			drop: "send", state: push.Uncertain, sends: 1},
+		{name: "uncertain: no answer in time", msg: text("x"), delay: 2 * time.Second, limits: push.Limits{AttemptTimeout: 300 * time.Millisecond},
+			state: push.Uncertain, sends: 1, contains: []string{"no answer"}},
+		{name: "caption delivered, image refused: failed, not retried", msg: push.Message{Type: push.Image, ImageURL: imgURL, Content: "caption"},
+			faults: []testkit.WeChatFault{{ErrCode: -1, ErrMsg: "system error", After: 1}},
+			state:  push.Failed, sends: 2, uploads: 1, contains: []string{"caption was delivered", "image was not", "-1"}},
+		{name: "caption delivered, image answer lost: uncertain", msg: push.Message{Type: push.Image, ImageURL: imgURL, Content: "caption"},
+			faults: []testkit.WeChatFault{{Status: 504, Body: "gateway timeout", After: 1}},
+			state:  push.Uncertain, sends: 2, uploads: 1, contains: []string{"caption was delivered"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, testkit.WithLimits(tc.limits))
+			tg := e.user(t)
+			if tc.prepare != nil {
+				tc.prepare(t, e, tg)
+			}
+			e.f.Fail(tc.faults...)
+			if tc.drop != "" {
+				e.f.DropNext(tc.drop, 1)
+			}
+			e.f.SetDelay(tc.delay)
+			j := e.send(t, tg, tc.msg)
+			if j.State != tc.state {
+				t.Fatalf("job %s (%s), want %s", j.State, j.Error, tc.state)
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(j.Error, s) {
+					t.Errorf("job error %q lacks %q", j.Error, s)
+				}
+			}
+			if tc.state == push.Uncertain {
+				time.Sleep(100 * time.Millisecond) // nothing may be resent meanwhile
+			}
+			if n := e.f.Requests("send"); n != tc.sends {
+				t.Errorf("%d send requests, want %d", n, tc.sends)
+			}
+			if n := e.f.Requests("upload"); n != tc.uploads {
+				t.Errorf("%d upload requests, want %d", n, tc.uploads)
+			}
+		})
+	}
+}
+
+func TestTokenCachedAndSingleFlight(t *testing.T) {
+	e := newEnv(t)
+	var ids []int64
+	for i := 0; i < 8; i++ {
+		ids = append(ids, e.user(t).ID)
+	}
+	res, err := e.h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.acct.ID, BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range res.Jobs {
+		if j := e.settle(t, j.ID); j.State != push.Succeeded {
+			t.Fatalf("job %s: %s", j.State, j.Error)
+		}
+	}
+	images := testkit.NewImages(t)
+	url := images.Add("/p.png", testkit.PNG(9), "image/png")
+	tg := e.user(t)
+	for i := 0; i < 3; i++ {
+		if j := e.send(t, tg, push.Message{Type: push.Image, ImageURL: url}); j.State != push.Succeeded {
+			t.Fatalf("job %s: %s", j.State, j.Error)
+		}
+	}
+	if n := e.f.TokenFetches(); n != 1 {
+		t.Fatalf("%d token fetches for 8 texts and 3 images, want 1", n)
+	}
+}
+
+func TestTokenRefresh(t *testing.T) {
+	tests := []struct {
+		name       string
+		tokenAPI   string
+		tokenFault *testkit.WeChatFault
+		state      push.State
+		fetches    int
+		sends      int
+		contains   []string
+	}{
+		{name: "stable token expired: refreshed once, then delivered", state: push.Succeeded, fetches: 2, sends: 3},
+		{name: "classic token expired: refreshed once, then delivered", tokenAPI: "classic", state: push.Succeeded, fetches: 2, sends: 3},
+		{name: "refresh refused: definitive", state: push.Failed, fetches: 1, sends: 2,
+			tokenFault: &testkit.WeChatFault{On: "token", ErrCode: 40125, ErrMsg: "invalid appsecret"},
+			contains:   []string{"40125", "invalid appsecret", "app_id and app_secret"}},
+		{name: "refresh busy: retried, then delivered", state: push.Succeeded, fetches: 2, sends: 3,
+			tokenFault: &testkit.WeChatFault{On: "token", ErrCode: -1, ErrMsg: "system error"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			bot := e.bot
+			if tc.tokenAPI != "" {
+				bot = e.newBot(t, `{"app_id":"`+e.appID+`","app_secret":"`+e.secret+`","api_base":"`+e.f.URL()+`","token_api":"`+tc.tokenAPI+`"}`)
+			}
+			tg := e.bind(t, bot, true)
+			if j := e.sendVia(t, bot, tg, text("first")); j.State != push.Succeeded {
+				t.Fatalf("first send: %s %s", j.State, j.Error)
+			}
+			e.f.ExpireTokens()
+			if tc.tokenFault != nil {
+				e.f.Fail(*tc.tokenFault)
+			}
+			j := e.sendVia(t, bot, tg, text("second"))
+			if j.State != tc.state {
+				t.Fatalf("job %s (%s), want %s", j.State, j.Error, tc.state)
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(j.Error, s) {
+					t.Errorf("job error %q lacks %q", j.Error, s)
+				}
+			}
+			if n := e.f.TokenFetches(); n != tc.fetches {
+				t.Errorf("%d tokens handed out, want %d", n, tc.fetches)
+			}
+			if n := e.f.Requests("send"); n != tc.sends {
+				t.Errorf("%d send requests, want %d", n, tc.sends)
+			}
+		})
+	}
+}
+
+func TestNoCredentialInErrors(t *testing.T) {
+	e := newEnv(t, testkit.WithLimits(push.Limits{SendWindow: 300 * time.Millisecond}))
+	tg := e.user(t)
+	stranger := e.bind(t, e.bot, false)
+	var errs []string
+	errs = append(errs, e.send(t, stranger, text("not a follower")).Error)
+	e.f.Fail(testkit.WeChatFault{ErrCode: 40001, ErrMsg: "invalid credential"}, testkit.WeChatFault{ErrCode: 40001, ErrMsg: "invalid credential"})
+	errs = append(errs, e.send(t, tg, text("token refused twice")).Error)
+	e.f.DropNext("send", 1)
+	errs = append(errs, e.send(t, tg, text("dropped")).Error)
+	e.f.ExpireTokens()
+	e.f.Fail(testkit.WeChatFault{On: "token", ErrCode: 40125, ErrMsg: "invalid appsecret"})
+	errs = append(errs, e.send(t, tg, text("refresh refused")).Error)
+	// A classic token request carries the secret in its URL; a transport
+	// failure there must not show it.
+	classic := e.newBot(t, `{"app_id":"`+e.appID+`","app_secret":"`+e.secret+`","api_base":"http://127.0.0.1:1","token_api":"classic"}`)
+	other := e.bind(t, classic, true)
+	res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: classic.ID, TargetID: other.ID, Message: text("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs = append(errs, e.settle(t, res.Jobs[0].ID).Error)
+	for _, msg := range errs {
+		if msg == "" {
+			t.Fatal("a failed job without an error")
+		}
+		for _, secret := range append(e.f.IssuedTokens(), e.secret) {
+			if strings.Contains(msg, secret) {
+				t.Fatalf("job error %q contains a credential", msg)
+			}
+		}
+	}
+	if !strings.Contains(errs[1], "freshly issued") {
+		t.Errorf("a fresh token refused again: %q", errs[1])
+	}
+}
