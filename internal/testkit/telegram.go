@@ -38,6 +38,17 @@ type Telegram struct {
 	requests  int
 	arrived   chan struct{}
 	nextBotID int64
+	chaos     *chaos
+	log       []TelegramRequest
+}
+
+// TelegramRequest is one send request as the fake saw it, and what it did
+// with it: "accepted", "dropped" (connection closed after reading it), or
+// the HTTP status of the error it answered.
+type TelegramRequest struct {
+	ChatID  string
+	Text    string
+	Outcome string
 }
 
 // TelegramMessage is one message the fake accepted.
@@ -119,6 +130,15 @@ func (f *Telegram) Requests() int {
 
 // Arrived receives a value each time a send request arrives.
 func (f *Telegram) Arrived() <-chan struct{} { return f.arrived }
+
+// Log returns every send request the fake read, in arrival order, with
+// what it did with it ("answered" covers both accepted messages and the
+// validation errors of the Bot API).
+func (f *Telegram) Log() []TelegramRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]TelegramRequest(nil), f.log...)
+}
 
 // Fail makes the next requests answer the faults, one each, in order.
 func (f *Telegram) Fail(faults ...TelegramFault) {
@@ -258,6 +278,25 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 	if !drop && len(f.faults) > 0 {
 		fault = &f.faults[0]
 		f.faults = f.faults[1:]
+	}
+	if f.chaos != nil && !drop && fault == nil && known {
+		var extra time.Duration
+		drop, fault, extra = f.chaos.pick()
+		delay += extra
+	}
+	if method == "sendMessage" || method == "sendPhoto" {
+		outcome := "answered"
+		switch {
+		case drop:
+			outcome = "dropped"
+		case fault != nil:
+			outcome = strconv.Itoa(fault.Status)
+		}
+		text := params["text"]
+		if method == "sendPhoto" {
+			text = params["caption"]
+		}
+		f.log = append(f.log, TelegramRequest{ChatID: params["chat_id"], Text: text, Outcome: outcome})
 	}
 	f.mu.Unlock()
 
