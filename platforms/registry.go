@@ -13,6 +13,7 @@ import (
 	"github.com/heraldpush/herald/platforms/internal/pacing"
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
+	"github.com/heraldpush/herald/platforms/ntfy"
 	"github.com/heraldpush/herald/platforms/telegram"
 	"github.com/heraldpush/herald/push"
 )
@@ -56,5 +57,7 @@ func Builtin(opts Options) map[string]push.Platform {
 	d := deps(opts)
 	return map[string]push.Platform{
 		"telegram": telegram.New(telegram.Options{Client: d.Client}),
+		// Push relays and workplace webhooks: no targets.
+		"ntfy": ntfy.New(d),
 	}
 }
