@@ -304,4 +304,3 @@ func randomAlnum(n int) string {
 	}
 	return s[:n]
 }
-
