@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/gotify"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
 	"github.com/heraldpush/herald/platforms/internal/pacing"
@@ -58,6 +59,7 @@ func Builtin(opts Options) map[string]push.Platform {
 	return map[string]push.Platform{
 		"telegram": telegram.New(telegram.Options{Client: d.Client}),
 		// Push relays and workplace webhooks: no targets.
-		"ntfy": ntfy.New(d),
+		"ntfy":   ntfy.New(d),
+		"gotify": gotify.New(d),
 	}
 }

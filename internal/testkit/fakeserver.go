@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -184,3 +185,6 @@ func jsonEncode(w io.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
+
+// nopBody makes a request body of bytes already read.
+func nopBody(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
