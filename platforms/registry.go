@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/bark"
 	"github.com/heraldpush/herald/platforms/gotify"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
@@ -61,5 +62,6 @@ func Builtin(opts Options) map[string]push.Platform {
 		// Push relays and workplace webhooks: no targets.
 		"ntfy":   ntfy.New(d),
 		"gotify": gotify.New(d),
+		"bark":   bark.New(d),
 	}
 }
