@@ -16,6 +16,7 @@ import (
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
 	"github.com/heraldpush/herald/platforms/ntfy"
+	"github.com/heraldpush/herald/platforms/serverchan"
 	"github.com/heraldpush/herald/platforms/telegram"
 	"github.com/heraldpush/herald/push"
 )
@@ -60,8 +61,9 @@ func Builtin(opts Options) map[string]push.Platform {
 	return map[string]push.Platform{
 		"telegram": telegram.New(telegram.Options{Client: d.Client}),
 		// Push relays and workplace webhooks: no targets.
-		"ntfy":   ntfy.New(d),
-		"gotify": gotify.New(d),
-		"bark":   bark.New(d),
+		"ntfy":       ntfy.New(d),
+		"gotify":     gotify.New(d),
+		"bark":       bark.New(d),
+		"serverchan": serverchan.New(d),
 	}
 }
