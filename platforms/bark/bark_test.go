@@ -89,9 +89,13 @@ func TestErrorClasses(t *testing.T) {
 		requests int
 	}{
 		{"unknown device key is definitive", true, nil, push.Failed, "failed to get device token: failed to get [[redacted]] device token from database: the server does not know the device key: check device_key in the bot config (code 400)", 1},
-		{"PayloadTooLarge is definitive", false, func(f *testkit.Bark) { f.Fail(testkit.BarkFault(500, "push failed: APNS push failed: PayloadTooLarge")) }, push.Failed, "PayloadTooLarge: the notification is larger than APNs' 4 KB", 1},
+		{"PayloadTooLarge is definitive", false, func(f *testkit.Bark) {
+			f.Fail(testkit.BarkFault(500, "push failed: APNS push failed: PayloadTooLarge"))
+		}, push.Failed, "PayloadTooLarge: the notification is larger than APNs' 4 KB", 1},
 		{"BadDeviceToken is definitive", false, func(f *testkit.Bark) { f.Fail(testkit.BarkFault(500, "push failed: APNS push failed: BadDeviceToken")) }, push.Failed, "Apple refused the notification (code 500)", 1},
-		{"APNs TooManyRequests is retried", false, func(f *testkit.Bark) { f.Fail(testkit.BarkFault(500, "push failed: APNS push failed: TooManyRequests")) }, push.Succeeded, "", 2},
+		{"APNs TooManyRequests is retried", false, func(f *testkit.Bark) {
+			f.Fail(testkit.BarkFault(500, "push failed: APNS push failed: TooManyRequests"))
+		}, push.Succeeded, "", 2},
 		{"another push failure is uncertain", false, func(f *testkit.Bark) {
 			f.Fail(testkit.BarkFault(500, "push failed: Post \"https://api.push.apple.com/3/device/x\": context deadline exceeded"))
 		}, push.Uncertain, "context deadline exceeded", 1},

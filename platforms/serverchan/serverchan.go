@@ -145,8 +145,8 @@ type answer struct {
 	Message string `json:"message"`
 	Data    *struct {
 		PushID json.RawMessage `json:"pushid"`
-		Error  string      `json:"error"`
-		Errno  int         `json:"errno"`
+		Error  string          `json:"error"`
+		Errno  int             `json:"errno"`
 	} `json:"data"`
 }
 
