@@ -16,6 +16,7 @@ import (
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
 	"github.com/heraldpush/herald/platforms/ntfy"
+	"github.com/heraldpush/herald/platforms/pushplus"
 	"github.com/heraldpush/herald/platforms/serverchan"
 	"github.com/heraldpush/herald/platforms/telegram"
 	"github.com/heraldpush/herald/push"
@@ -65,5 +66,6 @@ func Builtin(opts Options) map[string]push.Platform {
 		"gotify":     gotify.New(d),
 		"bark":       bark.New(d),
 		"serverchan": serverchan.New(d),
+		"pushplus":   pushplus.New(d),
 	}
 }

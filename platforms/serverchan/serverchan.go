@@ -187,10 +187,10 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		if resp.Status >= 500 {
 			return push.Receipt{}, &push.SendError{Outcome: push.OutcomeUncertain, Code: strconv.Itoa(*ans.Code), Message: msg}
 		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(*ans.Code), "%s", orDefault(msg, "refused"))
+		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(*ans.Code), "%s", msgtext.Or(msg, "refused"))
 	}
 	if ans.Data != nil && ans.Data.Errno != 0 {
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(ans.Data.Errno), "%s", orDefault(botconfig.Redact(ans.Data.Error, c.SendKey), "refused"))
+		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(ans.Data.Errno), "%s", msgtext.Or(botconfig.Redact(ans.Data.Error, c.SendKey), "refused"))
 	}
 	id := ""
 	if ans.Data != nil {
@@ -213,11 +213,4 @@ func scalar(raw json.RawMessage) string {
 		return n.String()
 	}
 	return ""
-}
-
-func orDefault(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }

@@ -146,3 +146,11 @@ func leadingDigits(s string) int {
 	}
 	return n
 }
+
+// Or returns s, or def when s is blank (a platform's empty error text).
+func Or(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
