@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/platforms/bark"
+	"github.com/heraldpush/herald/platforms/dingtalk"
 	"github.com/heraldpush/herald/platforms/gotify"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
@@ -67,5 +68,6 @@ func Builtin(opts Options) map[string]push.Platform {
 		"bark":       bark.New(d),
 		"serverchan": serverchan.New(d),
 		"pushplus":   pushplus.New(d),
+		"dingtalk":   dingtalk.New(d),
 	}
 }
