@@ -251,4 +251,3 @@ func TestValidateConfig(t *testing.T) {
 		t.Error("dingtalk says it has targets")
 	}
 }
-
