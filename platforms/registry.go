@@ -19,6 +19,7 @@ import (
 	"github.com/heraldpush/herald/platforms/ntfy"
 	"github.com/heraldpush/herald/platforms/pushplus"
 	"github.com/heraldpush/herald/platforms/serverchan"
+	"github.com/heraldpush/herald/platforms/slack"
 	"github.com/heraldpush/herald/platforms/telegram"
 	"github.com/heraldpush/herald/push"
 )
@@ -69,5 +70,6 @@ func Builtin(opts Options) map[string]push.Platform {
 		"serverchan": serverchan.New(d),
 		"pushplus":   pushplus.New(d),
 		"dingtalk":   dingtalk.New(d),
+		"slack":      slack.New(d),
 	}
 }
