@@ -87,7 +87,9 @@ func TestErrorClasses(t *testing.T) {
 		errHas   string
 		requests int
 	}{
-		{"slack: wrong key is definitive", "slack", func(_ *testkit.Slack, u string) string { return u[:strings.LastIndexByte(u, '/')+1] + "wrongkeywrongkeywrongkey" }, nil,
+		{"slack: wrong key is definitive", "slack", func(_ *testkit.Slack, u string) string {
+			return u[:strings.LastIndexByte(u, '/')+1] + "wrongkeywrongkeywrongkey"
+		}, nil,
 			push.Failed, "slack: HTTP 403 invalid_token: the webhook URL is not (or no longer) valid", 1},
 		{"slack: unknown hook is definitive", "slack", func(f *testkit.Slack, _ string) string { return f.URL() + "/services/TX/BX/nothinghere" }, nil,
 			push.Failed, "HTTP 404 no_service", 1},
@@ -97,7 +99,9 @@ func TestErrorClasses(t *testing.T) {
 			push.Succeeded, "", 2},
 		{"slack: 500 is uncertain", "slack", nil, func(f *testkit.Slack, _ string) { f.Fail(testkit.SlackFault(500, "rollup_error", 0)) },
 			push.Uncertain, "rollup_error", 1},
-		{"slack: a gateway page is uncertain", "slack", nil, func(f *testkit.Slack, _ string) { f.Fail(testkit.Fault{Status: 503, Body: "<html>Service Unavailable</html>"}) },
+		{"slack: a gateway page is uncertain", "slack", nil, func(f *testkit.Slack, _ string) {
+			f.Fail(testkit.Fault{Status: 503, Body: "<html>Service Unavailable</html>"})
+		},
 			push.Uncertain, "HTTP 503", 1},
 		{"slack: a 200 that is not ok is uncertain", "slack", nil, func(f *testkit.Slack, _ string) { f.Fail(testkit.Fault{Status: 200, Body: "maybe"}) },
 			push.Uncertain, "not \"ok\"", 1},
@@ -109,7 +113,9 @@ func TestErrorClasses(t *testing.T) {
 			f.Fail(testkit.Fault{Status: 429, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: `{"id":"api.context.rate_limit","message":"too many requests","status_code":429}`})
 		}, push.Succeeded, "", 2},
 		{"mattermost: a dropped connection is uncertain", "mattermost", nil, func(f *testkit.Slack, _ string) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
-		{"rocketchat: unknown token is definitive", "rocketchat", func(_ *testkit.Slack, u string) string { return u[:strings.LastIndexByte(u, '/')+1] + "wrongtokenwrongtoken" }, nil,
+		{"rocketchat: unknown token is definitive", "rocketchat", func(_ *testkit.Slack, u string) string {
+			return u[:strings.LastIndexByte(u, '/')+1] + "wrongtokenwrongtoken"
+		}, nil,
 			push.Failed, "Invalid integration id or token provided.: the webhook URL is not (or no longer) valid: update webhook_url (code 404)", 1},
 		{"rocketchat: success false in a 200 is definitive", "rocketchat", nil, func(f *testkit.Slack, _ string) {
 			f.Fail(testkit.Fault{Status: 200, Body: `{"success":false,"error":"error-not-allowed"}`})
