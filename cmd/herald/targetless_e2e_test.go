@@ -52,7 +52,7 @@ func TestServeTargetless(t *testing.T) {
 			if len(m) == 0 {
 				return 0, ""
 			}
-			return len(m), m[len(m)-1].Body+m[len(m)-1].Markdown
+			return len(m), m[len(m)-1].Body + m[len(m)-1].Markdown
 		}},
 		{"serverchan", map[string]any{"sendkey": sc.NewSendKey(), "api_base": sc.URL()}, func() (int, string) {
 			m := sc.Messages()
@@ -73,7 +73,7 @@ func TestServeTargetless(t *testing.T) {
 			if len(m) == 0 {
 				return 0, ""
 			}
-			return len(m), m[len(m)-1].Content+m[len(m)-1].Text
+			return len(m), m[len(m)-1].Content + m[len(m)-1].Text
 		}},
 	}
 	for _, fl := range []string{"slack", "mattermost", "rocketchat"} {
