@@ -8,12 +8,19 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/bark"
+	"github.com/heraldpush/herald/platforms/dingtalk"
+	"github.com/heraldpush/herald/platforms/gotify"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
 	"github.com/heraldpush/herald/platforms/internal/pacing"
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
+	"github.com/heraldpush/herald/platforms/ntfy"
+	"github.com/heraldpush/herald/platforms/pushplus"
 	"github.com/heraldpush/herald/platforms/qq"
+	"github.com/heraldpush/herald/platforms/serverchan"
+	"github.com/heraldpush/herald/platforms/slack"
 	"github.com/heraldpush/herald/platforms/telegram"
 	"github.com/heraldpush/herald/platforms/wechat"
 	"github.com/heraldpush/herald/push"
@@ -60,5 +67,13 @@ func Builtin(opts Options) map[string]push.Platform {
 		"telegram": telegram.New(telegram.Options{Client: d.Client}),
 		"qq":       qq.New(d),
 		"wechat":   wechat.New(d),
+		// Push relays and workplace webhooks: no targets.
+		"ntfy":       ntfy.New(d),
+		"gotify":     gotify.New(d),
+		"bark":       bark.New(d),
+		"serverchan": serverchan.New(d),
+		"pushplus":   pushplus.New(d),
+		"dingtalk":   dingtalk.New(d),
+		"slack":      slack.New(d),
 	}
 }

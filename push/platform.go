@@ -28,6 +28,15 @@ type Platform interface {
 	Send(ctx context.Context, d Delivery) (Receipt, error)
 }
 
+// BotMessageValidator is implemented by platforms whose limits depend on
+// the bot's configuration (a self-hosted server's message size limit, a
+// webhook's flavor, a robot's required keywords). The engine calls it after
+// ValidateMessage, before anything is queued or charged; its error is a
+// refusal of the request (400).
+type BotMessageValidator interface {
+	ValidateBotMessage(config json.RawMessage, m Message, tt TargetType) error
+}
+
 // PlatformInfo describes a platform.
 type PlatformInfo struct {
 	// Targets is false for platforms whose bot has one destination (push

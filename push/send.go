@@ -65,6 +65,13 @@ func (r Result) Pending() bool {
 // Send submits one message to one target and waits up to the synchronous
 // wait (Limits.SyncWait, or until ctx ends) for it to be sent.
 func (e *Engine) Send(ctx context.Context, r SendRequest) (Result, error) {
+	if r.TargetID < 0 {
+		// Any target is wrong for a bot without targets: say so rather
+		// than that the id is malformed.
+		if err := e.RefuseTargets(ctx, r.AccountID, r.BotID, KindSingle); err != nil {
+			return Result{}, err
+		}
+	}
 	return e.submit(ctx, submission{
 		kind:       KindSingle,
 		accountID:  r.AccountID,
@@ -78,6 +85,9 @@ func (e *Engine) Send(ctx context.Context, r SendRequest) (Result, error) {
 // SendBatch submits one message to up to Limits.MaxTargets targets of one
 // bot and waits up to the synchronous wait in total.
 func (e *Engine) SendBatch(ctx context.Context, r BatchRequest) (Result, error) {
+	if err := e.RefuseTargets(ctx, r.AccountID, r.BotID, KindBatch); err != nil {
+		return Result{}, err
+	}
 	if len(r.TargetIDs) == 0 {
 		return Result{}, Errorf(Invalid, "missing_targets", "target_ids is empty: give at least one target id")
 	}
@@ -96,6 +106,9 @@ func (e *Engine) SendMulti(ctx context.Context, r MultiRequest) (Result, error) 
 	}
 	var dests []destination
 	for i, g := range r.Groups {
+		if err := e.RefuseTargets(ctx, r.AccountID, g.BotID, KindMulti); err != nil {
+			return Result{}, err
+		}
 		if len(g.TargetIDs) == 0 {
 			return Result{}, Errorf(Invalid, "missing_targets", "bots[%d] (bot %d) has no targets: give a non-empty targets list", i, g.BotID)
 		}
@@ -230,11 +243,8 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 		info := p.Info()
 		var tt TargetType
 		if !info.Targets {
-			if s.kind != KindSingle {
-				return nil, Errorf(Invalid, "use_single_send", "bot %d is on %s, which has no targets: send to it with a single send (/openapi/v1/push/private) without a target", bot.ID, bot.Platform)
-			}
-			if d.TargetID != 0 {
-				return nil, Errorf(Invalid, "platform_has_no_targets", "bot %d is on %s, which has no targets: leave the target out", bot.ID, bot.Platform)
+			if s.kind != KindSingle || d.TargetID != 0 {
+				return nil, targetlessRefusal(s.kind, bot)
 			}
 		} else {
 			if d.TargetID == 0 {
@@ -252,11 +262,8 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 				return nil, Errorf(Invalid, "target_type_mismatch", "target %d is bound as a %s; targetType %q does not match: leave targetType out or send %q", t.ID, t.Type, s.targetType, t.Type)
 			}
 		}
-		if err := p.ValidateMessage(msg, tt); err != nil {
-			if IsKind(err, Invalid) {
-				return nil, err
-			}
-			return nil, Errorf(Invalid, "unsupported_message", "%s cannot send this message: %v", bot.Platform, err)
+		if err := validateMessageFor(p, bot, msg, tt); err != nil {
+			return nil, err
 		}
 		var cost int64
 		if e.points.Enabled {
@@ -279,6 +286,48 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 		})
 	}
 	return jobs, nil
+}
+
+// validateMessageFor asks the platform whether it can send msg for bot:
+// first by its general limits, then by the bot's configuration when the
+// platform's limits depend on it.
+func validateMessageFor(p Platform, bot Bot, msg Message, tt TargetType) error {
+	err := p.ValidateMessage(msg, tt)
+	if bv, ok := p.(BotMessageValidator); ok && err == nil {
+		err = bv.ValidateBotMessage(bot.Config, msg, tt)
+	}
+	if err == nil || IsKind(err, Invalid) {
+		return err
+	}
+	return Errorf(Invalid, "unsupported_message", "%s cannot send this message: %v", bot.Platform, err)
+}
+
+// targetlessRefusal is the answer to a request that names targets for a
+// bot on a platform without targets: a single send names none, and the
+// batch sends cannot address such a bot at all.
+func targetlessRefusal(kind RequestKind, bot Bot) error {
+	if kind != KindSingle {
+		return Errorf(Invalid, "use_single_send", "bot %d is on %s, which has no targets: send to it with a single send (/openapi/v1/push/private or /openapi/send) without a target", bot.ID, bot.Platform)
+	}
+	return Errorf(Invalid, "platform_has_no_targets", "bot %d is on %s, which has no targets: leave the target out", bot.ID, bot.Platform)
+}
+
+// RefuseTargets returns the refusal that a request of the given kind naming
+// targets for botID gets when botID is one of the account's bots and its
+// platform has no targets, and nil otherwise (also when there is no such
+// bot: the send itself then answers 404). Front ends call it before they
+// refuse a target they cannot read, or a missing target list, so that the
+// caller learns that the platform takes no targets at all.
+func (e *Engine) RefuseTargets(ctx context.Context, accountID, botID int64, kind RequestKind) error {
+	b, err := e.store.Bot(ctx, botID)
+	if err != nil || b.AccountID != accountID {
+		return nil
+	}
+	p, ok := e.platforms[b.Platform]
+	if !ok || p.Info().Targets {
+		return nil
+	}
+	return targetlessRefusal(kind, b)
 }
 
 // commit writes the request in one transaction: the idempotency record,

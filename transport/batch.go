@@ -112,7 +112,7 @@ func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
 		return required("bot_id")
 	}
 	if body.TargetIDs == nil {
-		return required("target_ids")
+		return s.refuseTargets(req, *body.BotID, push.KindBatch, required("target_ids"))
 	}
 	res, err := s.eng.SendBatch(req.Context(), push.BatchRequest{
 		AccountID:      principalOf(req.Context()).AccountID,
@@ -163,13 +163,14 @@ func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 			return push.Errorf(push.Invalid, "missing_field", "bots[%d].botId is required", i)
 		}
 		if len(b.Targets) == 0 {
-			return push.Errorf(push.Invalid, "missing_targets", "bots[%d].targets is empty: give at least one target id", i)
+			return s.refuseTargets(req, *id, push.KindMulti,
+				push.Errorf(push.Invalid, "missing_targets", "bots[%d].targets is empty: give at least one target id", i))
 		}
 		groups[i].BotID = *id
 		for _, t := range b.Targets {
 			tid, err := parseTargetID(fmt.Sprintf("bots[%d].targets", i), t)
 			if err != nil {
-				return err
+				return s.refuseTargets(req, *id, push.KindMulti, err)
 			}
 			groups[i].TargetIDs = append(groups[i].TargetIDs, tid)
 		}

@@ -106,7 +106,7 @@ func TestRefusals(t *testing.T) {
 		// compatibility endpoint
 		{"compat string target_id", compat, f.Key, `{"bot_id":1,"target_id":"1","content":"x"}`, nil, 400, "invalid_json", "target_id must be an integer"},
 		{"compat missing bot_id", compat, f.Key, map[string]any{"target_id": 1, "content": "x"}, nil, 400, "missing_field", "bot_id is required"},
-		{"compat zero target_id", compat, f.Key, map[string]any{"bot_id": bot, "target_id": 0, "content": "x"}, nil, 400, "invalid_target_id", "not a target id"},
+		{"compat zero target_id", compat, f.Key, map[string]any{"bot_id": bot, "target_id": 0, "content": "x"}, nil, 400, "missing_target", "needs a target"},
 		// batch-send
 		{"batch empty targets", batch, f.Key, map[string]any{"bot_id": bot, "target_ids": []int64{}, "content": "x"}, nil, 400, "missing_targets", "empty"},
 		{"batch missing targets", batch, f.Key, map[string]any{"bot_id": bot, "content": "x"}, nil, 400, "missing_field", "target_ids is required"},

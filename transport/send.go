@@ -45,9 +45,11 @@ func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error
 		Message:        message(body.Content, body.MsgType, body.ImageURL, body.IsWakeup),
 		IdempotencyKey: key,
 	}
+	// An omitted, null or empty target addresses a bot's one destination
+	// on platforms without targets.
 	if body.Target != nil && *body.Target != "" {
 		if r.TargetID, err = parseTargetID("target", *body.Target); err != nil {
-			return err
+			return s.refuseTargets(req, r.BotID, push.KindSingle, err)
 		}
 	}
 	if body.TargetType != nil {
@@ -77,13 +79,26 @@ func (s *Server) sendCompat(w http.ResponseWriter, req bunrouter.Request) error 
 		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
 		IdempotencyKey: key,
 	}
+	// target_id 0 is the empty value of the integer field (no target has
+	// id 0): like an omitted or null target_id it names no target.
 	if body.TargetID != nil {
-		if *body.TargetID <= 0 {
-			return push.Errorf(push.Invalid, "invalid_target_id", "target_id %d is not a target id: give the id of a target bound to the bot", *body.TargetID)
+		if *body.TargetID < 0 {
+			return s.refuseTargets(req, r.BotID, push.KindSingle,
+				push.Errorf(push.Invalid, "invalid_target_id", "target_id %d is not a target id: give the id of a target bound to the bot", *body.TargetID))
 		}
 		r.TargetID = *body.TargetID
 	}
 	return s.single(w, req, r)
+}
+
+// refuseTargets returns the engine's refusal when botID is on a platform
+// without targets (the caller named a target it should have left out), and
+// otherwise err, the transport's own refusal of the target.
+func (s *Server) refuseTargets(req bunrouter.Request, botID int64, kind push.RequestKind, err error) error {
+	if rerr := s.eng.RefuseTargets(req.Context(), principalOf(req.Context()).AccountID, botID, kind); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // single sends and answers with the message record: 200 when delivered,

@@ -63,3 +63,15 @@ func BaseURL(platform, field, value string) error {
 	}
 	return nil
 }
+
+// Redact replaces every occurrence of the secrets (tokens, keys from a
+// bot's config) in a platform's text with "[redacted]", for platforms
+// that echo a credential in their error messages.
+func Redact(text string, secrets ...string) string {
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			text = strings.ReplaceAll(text, s, "[redacted]")
+		}
+	}
+	return text
+}

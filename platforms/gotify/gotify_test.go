@@ -1,0 +1,142 @@
+package gotify_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/platforms/gotify"
+	"github.com/heraldpush/herald/platforms/internal/shared"
+	"github.com/heraldpush/herald/push"
+)
+
+func TestSendFormats(t *testing.T) {
+	h := testkit.New(t)
+	f := testkit.NewGotify(t)
+	acct := h.Account("acme")
+	bot := h.PlatformBot(acct.ID, "gotify", map[string]any{"server": f.URL(), "token": f.NewApp("deploys")})
+	prio := h.PlatformBot(acct.ID, "gotify", map[string]any{"server": f.URL() + "/", "token": f.NewApp("pager"), "priority": 9})
+	md := map[string]any{"client::display": map[string]any{"contentType": "text/markdown"}}
+	tests := []struct {
+		name string
+		bot  push.Bot
+		msg  push.Message
+		want testkit.GotifyMessage
+	}{
+		{"text", bot, push.Message{Content: "disk *full*"},
+			testkit.GotifyMessage{AppID: 1, Message: "disk *full*", Title: "deploys", Priority: 5}},
+		{"markdown", bot, push.Message{Type: push.Markdown, Content: "**deployed** v42"},
+			testkit.GotifyMessage{AppID: 1, Message: "**deployed** v42", Title: "deploys", Priority: 5, Extras: md}},
+		{"image", bot, push.Message{Type: push.Image, Content: "chart #1", ImageURL: "https://img.example.com/c (1).png"},
+			testkit.GotifyMessage{AppID: 1, Message: "chart \\#1\n\n![chart #1](https://img.example.com/c%20%281%29.png)", Title: "deploys", Priority: 5, Extras: map[string]any{
+				"client::display":      map[string]any{"contentType": "text/markdown"},
+				"client::notification": map[string]any{"bigImageUrl": "https://img.example.com/c (1).png"},
+			}}},
+		{"configured priority", prio, push.Message{Content: "wake up"},
+			testkit.GotifyMessage{AppID: 2, Message: "wake up", Title: "pager", Priority: 9}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := h.SendNoTarget(acct.ID, tt.bot.ID, tt.msg)
+			if j.State != push.Succeeded {
+				t.Fatalf("job %s: %s", j.State, j.Error)
+			}
+			got := f.Messages()[i]
+			if j.PlatformIndex != strconv.FormatInt(got.ID, 10) {
+				t.Errorf("platformIndex %q, gotify id %d", j.PlatformIndex, got.ID)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(testkit.GotifyMessage{}, "ID")); diff != "" {
+				t.Errorf("gotify stored (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond}))
+	acct := h.Account("acme")
+	tests := []struct {
+		name     string
+		token    func(f *testkit.Gotify) string
+		prepare  func(f *testkit.Gotify)
+		state    push.State
+		errHas   string
+		requests int
+	}{
+		{"unknown token is definitive", func(*testkit.Gotify) string { return "Aunknown-token1" }, nil, push.Failed,
+			"gotify: Unauthorized: you need to provide a valid access token or user credentials to access this api: the server refused the token", 1},
+		{"a client token is definitive", func(f *testkit.Gotify) string { return f.NewClient() }, nil, push.Failed, "Forbidden: you are not allowed to access this api", 1},
+		{"400 is definitive", nil, func(f *testkit.Gotify) { f.Fail(testkit.GotifyFault(400, "Field 'message' is required")) }, push.Failed,
+			"gotify: Bad Request: Field 'message' is required (code 400)", 1},
+		{"a proxy's 429 is retried", nil, func(f *testkit.Gotify) {
+			f.Fail(testkit.Fault{Status: 429, Header: map[string][]string{"Retry-After": {"0"}}, Body: "slow down"})
+		}, push.Succeeded, "", 2},
+		{"Gotify's 500 is uncertain", nil, func(f *testkit.Gotify) { f.Fail(testkit.GotifyFault(500, "database is locked")) }, push.Uncertain, "database is locked", 1},
+		{"a gateway's 504 is uncertain", nil, func(f *testkit.Gotify) { f.Fail(testkit.Fault{Status: 504, Body: "Gateway Timeout"}) }, push.Uncertain, "HTTP 504", 1},
+		{"a dropped connection is uncertain", nil, func(f *testkit.Gotify) { f.DropNext(1) }, push.Uncertain, "no answer after the request was sent", 1},
+		{"a timeout after writing is uncertain", nil, func(f *testkit.Gotify) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		{"an unreadable 200 is uncertain", nil, func(f *testkit.Gotify) { f.Fail(testkit.Fault{Status: 200, Body: "<html>"}) }, push.Uncertain, "could not be read", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := testkit.NewGotify(t)
+			token := f.NewApp("app")
+			if tt.token != nil {
+				token = tt.token(f)
+			}
+			bot := h.PlatformBot(acct.ID, "gotify", map[string]any{"server": f.URL(), "token": token})
+			if tt.prepare != nil {
+				tt.prepare(f)
+			}
+			j := h.Settled(h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"}).ID, 5*time.Second)
+			if j.State != tt.state || !strings.Contains(j.Error, tt.errHas) {
+				t.Fatalf("job %s %q, want %s with %q", j.State, j.Error, tt.state, tt.errHas)
+			}
+			if strings.Contains(j.Error, token) {
+				t.Errorf("the job's error %q shows the token", j.Error)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if got := f.Requests(); got != tt.requests {
+				t.Errorf("gotify got %d requests, want %d", got, tt.requests)
+			}
+		})
+	}
+}
+
+func TestValidateConfig(t *testing.T) {
+	p := gotify.New(shared.Deps{})
+	tests := []struct {
+		cfg    string
+		field  string
+		secret string
+	}{
+		{`{"server":"https://gotify.example.com","token":"AbCdEf0123456.-"}`, "", ""},
+		{`{"server":"http://10.0.0.2:8080/gotify","token":"AbC","priority":0}`, "", ""},
+		{`{"token":"AbC"}`, "server is missing", ""},
+		{`{"server":"https://g.example.com"}`, "token is missing", ""},
+		{`{"server":"https://g.example.com","token":"Ab C secret"}`, "token is malformed", "Ab C secret"},
+		{`{"server":"https://g.example.com","token":"AbC","priority":11}`, "priority is malformed", ""},
+		{`{"server":"g.example.com","token":"AbC"}`, "server is malformed", ""},
+		{`{"server":"https://g.example.com/?token=Aleaked","token":"AbC"}`, "server is malformed", "Aleaked"},
+		{`{"server":"https://g.example.com","token":"AbC","apptoken":"Asecret"}`, `unknown field "apptoken"`, "Asecret"},
+	}
+	for _, tt := range tests {
+		err := p.ValidateConfig(json.RawMessage(tt.cfg))
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("%s: %v", tt.cfg, err)
+		case tt.field != "" && (err == nil || !strings.Contains(err.Error(), tt.field) || push.ReasonOf(err) != "invalid_config"):
+			t.Errorf("%s: %v; want invalid_config naming %q", tt.cfg, err, tt.field)
+		case tt.secret != "" && err != nil && strings.Contains(err.Error(), tt.secret):
+			t.Errorf("%s: error %q shows the secret", tt.cfg, err)
+		}
+	}
+	if p.Info().Targets {
+		t.Error("gotify says it has targets")
+	}
+}

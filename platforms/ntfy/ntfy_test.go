@@ -1,0 +1,271 @@
+package ntfy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/platforms/internal/pacing"
+	"github.com/heraldpush/herald/platforms/internal/shared"
+	"github.com/heraldpush/herald/platforms/ntfy"
+	"github.com/heraldpush/herald/push"
+)
+
+var ctx = context.Background()
+
+func TestSendFormats(t *testing.T) {
+	h := testkit.New(t)
+	f := testkit.NewNtfy(t)
+	acct := h.Account("acme")
+	bot := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "alerts"})
+	tests := []struct {
+		name string
+		msg  push.Message
+		want testkit.NtfyMessage
+	}{
+		{"text", push.Message{Type: push.Text, Content: "disk *full* on db1"},
+			testkit.NtfyMessage{Topic: "alerts", Message: "disk *full* on db1"}},
+		{"markdown", push.Message{Type: push.Markdown, Content: "**deployed** v42\n\n- api\n- web"},
+			testkit.NtfyMessage{Topic: "alerts", Message: "**deployed** v42\n\n- api\n- web", Markdown: true}},
+		{"image with caption", push.Message{Type: push.Image, Content: "today's chart", ImageURL: "https://img.example.com/c/chart.png"},
+			testkit.NtfyMessage{Topic: "alerts", Message: "today's chart", Attach: "https://img.example.com/c/chart.png", Filename: "chart.png"}},
+		{"image without caption", push.Message{Type: push.Image, ImageURL: "https://img.example.com/c/chart.png"},
+			testkit.NtfyMessage{Topic: "alerts", Message: "chart.png", Attach: "https://img.example.com/c/chart.png", Filename: "chart.png"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := h.SendNoTarget(acct.ID, bot.ID, tt.msg)
+			if j.State != push.Succeeded {
+				t.Fatalf("job %s: %s", j.State, j.Error)
+			}
+			got := f.Messages()[i]
+			if j.PlatformIndex != got.ID || len(got.ID) != 12 {
+				t.Errorf("platformIndex %q, ntfy id %q", j.PlatformIndex, got.ID)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(testkit.NtfyMessage{}, "ID")); diff != "" {
+				t.Errorf("ntfy received (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAuthentication(t *testing.T) {
+	h := testkit.New(t)
+	f := testkit.NewNtfy(t)
+	f.Protect("private")
+	token := f.AddUser("phil", "s3cret-pass", "private")
+	acct := h.Account("acme")
+	tests := []struct {
+		name    string
+		cfg     map[string]any
+		state   push.State
+		errHas  string
+		user    string
+		secrets []string
+	}{
+		{"token", map[string]any{"token": token}, push.Succeeded, "", "phil", nil},
+		{"user and password", map[string]any{"user": "phil", "password": "s3cret-pass"}, push.Succeeded, "", "phil", nil},
+		{"wrong token", map[string]any{"token": "tk_wrongwrongwrongwrongwrongwro"}, push.Failed, "ntfy: unauthorized: the server refused the credentials", "", []string{"tk_wrongwrongwrongwrongwrongwro"}},
+		{"wrong password", map[string]any{"user": "phil", "password": "guess-0001"}, push.Failed, "(code 40101)", "", []string{"guess-0001"}},
+		{"anonymous on a protected topic", map[string]any{}, push.Failed, "ntfy: forbidden: these credentials", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg["server"], tt.cfg["topic"] = f.URL(), "private"
+			bot := h.PlatformBot(acct.ID, "ntfy", tt.cfg)
+			before := len(f.Messages())
+			j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"})
+			if j.State != tt.state || !strings.Contains(j.Error, tt.errHas) {
+				t.Fatalf("job %s %q, want %s with %q", j.State, j.Error, tt.state, tt.errHas)
+			}
+			for _, s := range tt.secrets {
+				if strings.Contains(j.Error, s) {
+					t.Errorf("the job's error %q shows a credential", j.Error)
+				}
+			}
+			if tt.state == push.Succeeded {
+				if got := f.Messages()[before]; got.User != tt.user {
+					t.Errorf("published as %q, want %q", got.User, tt.user)
+				}
+			}
+		})
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond, SyncWait: 5 * time.Second}))
+	acct := h.Account("acme")
+	tests := []struct {
+		name     string
+		prepare  func(f *testkit.Ntfy)
+		state    push.State
+		errHas   string
+		requests int
+	}{
+		{"429 too many requests is retried", func(f *testkit.Ntfy) {
+			f.Fail(testkit.NtfyFault(429, 42901, "limit reached: too many requests"))
+		}, push.Succeeded, "", 2},
+		{"429 daily quota is retried", func(f *testkit.Ntfy) {
+			f.Fail(testkit.NtfyFault(429, 42908, "limit reached: daily message quota reached"))
+		}, push.Succeeded, "", 2},
+		{"400 is definitive", func(f *testkit.Ntfy) {
+			f.Fail(testkit.NtfyFault(400, 40013, "invalid request: attachment URL is invalid"))
+		}, push.Failed, "ntfy: invalid request: attachment URL is invalid (code 40013)", 1},
+		{"ntfy's 500 is uncertain", func(f *testkit.Ntfy) {
+			f.Fail(testkit.NtfyFault(500, 50001, "internal server error"))
+		}, push.Uncertain, "internal server error (code 50001)", 1},
+		{"a gateway's 502 is uncertain", func(f *testkit.Ntfy) {
+			f.Fail(testkit.Fault{Status: 502, Body: "<html>Bad Gateway</html>"})
+		}, push.Uncertain, "HTTP 502", 1},
+		{"a dropped connection is uncertain", func(f *testkit.Ntfy) { f.DropNext(1) }, push.Uncertain, "no answer after the request was sent", 1},
+		{"a timeout after writing is uncertain", func(f *testkit.Ntfy) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		{"a 2xx without an id is uncertain", func(f *testkit.Ntfy) {
+			f.Fail(testkit.Fault{Status: 200, Body: "{}"})
+		}, push.Uncertain, "no message id", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := testkit.NewNtfy(t)
+			bot := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t1"})
+			tt.prepare(f)
+			j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"})
+			j = h.Settled(j.ID, 5*time.Second)
+			if j.State != tt.state || !strings.Contains(j.Error, tt.errHas) {
+				t.Fatalf("job %s %q, want %s with %q", j.State, j.Error, tt.state, tt.errHas)
+			}
+			time.Sleep(50 * time.Millisecond) // a wrong resend would arrive now
+			if got := f.Requests(); got != tt.requests {
+				t.Errorf("ntfy got %d requests, want %d", got, tt.requests)
+			}
+		})
+	}
+}
+
+// A body over the server's message limit would arrive as a file
+// attachment; it is refused before anything is queued or charged.
+func TestMessageLimit(t *testing.T) {
+	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
+	f := testkit.NewNtfy(t)
+	acct := h.Account("acme")
+	cjk := strings.Repeat("警", 1400) // 4200 bytes in UTF-8, 1400 characters
+	def := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t"})
+
+	// First the fake: ntfy itself would turn that body into a file.
+	resp, err := http.Post(f.URL()+"/", "application/json", bytes.NewReader(mustJSON(t, map[string]any{"topic": "t", "message": cjk})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if m := f.Messages(); len(m) != 1 || !m[0].AsFile || m[0].Message != "You received a file: attachment.txt" {
+		t.Fatalf("fake ntfy published %+v for a long body; want a file attachment", m)
+	}
+
+	for _, msg := range []push.Message{{Content: cjk}, {Type: push.Markdown, Content: cjk}, {Type: push.Image, Content: cjk, ImageURL: "https://img.example.com/a.png"}} {
+		_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: acct.ID, BotID: def.ID, Message: msg})
+		if push.ReasonOf(err) != "content_too_long" || !strings.Contains(err.Error(), "4200 bytes") || !strings.Contains(err.Error(), "4096") || !strings.Contains(err.Error(), "attachment") {
+			t.Fatalf("send of %d bytes (%s): %v; want content_too_long naming the sizes", len(cjk), msg.Type, err)
+		}
+	}
+	if got := h.Balance(acct.ID); got != 100 {
+		t.Errorf("balance %d after refused sends, want 100 (nothing charged)", got)
+	}
+	if f.Requests() != 1 || h.CountJobs() != 0 {
+		t.Errorf("refused sends reached ntfy (%d requests) or made jobs (%d)", f.Requests()-1, h.CountJobs())
+	}
+
+	// A server configured with a higher limit takes it as text.
+	f.SetMessageLimit(8192)
+	big := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t", "message_limit": 8192})
+	j := h.SendNoTarget(acct.ID, big.ID, push.Message{Content: cjk})
+	if j.State != push.Succeeded {
+		t.Fatalf("job %s: %s", j.State, j.Error)
+	}
+	if m := f.Messages()[1]; m.AsFile || m.Message != cjk {
+		t.Fatalf("published %d bytes as file=%v", len(m.Message), m.AsFile)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestValidateConfig(t *testing.T) {
+	p := ntfy.New(shared.Deps{})
+	tests := []struct {
+		cfg    string
+		field  string // "" when valid
+		secret string
+	}{
+		{`{"topic":"alerts"}`, "", ""},
+		{`{"topic":"alerts","server":"https://ntfy.example.com","token":"tk_abc","message_limit":8192}`, "", ""},
+		{`{"topic":"alerts","user":"phil","password":"pw"}`, "", ""},
+		{`{}`, "topic is missing", ""},
+		{`{"topic":"a/b"}`, "topic is malformed", ""},
+		{`{"topic":"t","token":"tk_se cret"}`, "token is malformed", "tk_se cret"},
+		{`{"topic":"t","token":"tk_x","user":"u","password":"p4ss-secret"}`, "token is malformed", "p4ss-secret"},
+		{`{"topic":"t","user":"phil"}`, "password is missing", ""},
+		{`{"topic":"t","password":"p4ss-secret"}`, "user is missing", "p4ss-secret"},
+		{`{"topic":"t","server":"ftp://x"}`, "server is malformed", ""},
+		{`{"topic":"t","server":"https://x/?token=tk_leak"}`, "server is malformed", "tk_leak"},
+		{`{"topic":"t","message_limit":-1}`, "message_limit is malformed", ""},
+		{`{"topic":"t","tokn":"tk_typo"}`, `unknown field "tokn"`, "tk_typo"},
+		{`{"topic":7}`, "field topic must be a string", ""},
+	}
+	for _, tt := range tests {
+		err := p.ValidateConfig(json.RawMessage(tt.cfg))
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("%s: %v", tt.cfg, err)
+		case tt.field != "" && (err == nil || !strings.Contains(err.Error(), tt.field) || push.ReasonOf(err) != "invalid_config"):
+			t.Errorf("%s: %v; want invalid_config naming %q", tt.cfg, err, tt.field)
+		case tt.secret != "" && err != nil && strings.Contains(err.Error(), tt.secret):
+			t.Errorf("%s: error %q shows the secret", tt.cfg, err)
+		}
+	}
+}
+
+func TestInfoAndTargets(t *testing.T) {
+	p := ntfy.New(shared.Deps{})
+	if p.Info().Targets {
+		t.Fatal("ntfy says it has targets")
+	}
+	if err := p.ValidateTarget(nil, push.Target{}); push.ReasonOf(err) != "platform_has_no_targets" {
+		t.Fatalf("ValidateTarget = %v", err)
+	}
+}
+
+// The pacer holds sends to one server and credentials to ntfy's default
+// visitor limit: a burst of 60, then one every 5 seconds.
+func TestPacing(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	p := ntfy.New(shared.Deps{Pacer: pacing.New(func() time.Time { return now })})
+	d := push.Delivery{Bot: push.Bot{Config: json.RawMessage(`{"topic":"a","token":"tk_one"}`)}}
+	other := push.Delivery{Bot: push.Bot{Config: json.RawMessage(`{"topic":"a","token":"tk_two"}`)}}
+	for i := 0; i < 60; i++ {
+		if w := p.Pace(d); w != 0 {
+			t.Fatalf("send %d of the burst must wait %s", i+1, w)
+		}
+	}
+	if w := p.Pace(d); w != 5*time.Second {
+		t.Fatalf("the 61st send waits %s, want 5s", w)
+	}
+	if w := p.Pace(other); w != 0 {
+		t.Fatalf("other credentials wait %s", w)
+	}
+	now = now.Add(5 * time.Second)
+	if w := p.Pace(d); w != 0 {
+		t.Fatalf("after 5s the send still waits %s", w)
+	}
+}

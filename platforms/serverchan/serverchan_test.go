@@ -1,0 +1,139 @@
+package serverchan_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/platforms/internal/shared"
+	"github.com/heraldpush/herald/platforms/serverchan"
+	"github.com/heraldpush/herald/push"
+)
+
+func TestSendFormats(t *testing.T) {
+	h := testkit.New(t)
+	f := testkit.NewServerChan(t)
+	acct := h.Account("acme")
+	turbo := h.PlatformBot(acct.ID, "serverchan", map[string]any{"sendkey": f.NewSendKey(), "api_base": f.URL()})
+	v3 := h.PlatformBot(acct.ID, "serverchan", map[string]any{"sendkey": f.NewSendKey3(4242), "api_base": f.URL()})
+	longLine := "Nightly backup of the primary database finished with warnings"
+	tests := []struct {
+		name string
+		bot  push.Bot
+		msg  push.Message
+		want testkit.ServerChanMessage
+	}{
+		{"text is escaped Markdown", turbo, push.Message{Content: "disk *full*\n# not a heading"},
+			testkit.ServerChanMessage{Title: "disk *full*", Desp: "disk \\*full\\*  \n\\# not a heading"}},
+		{"a long first line is cut to 32 characters", turbo, push.Message{Content: longLine},
+			testkit.ServerChanMessage{Title: "Nightly backup of the primary d…", Desp: longLine}},
+		{"markdown is sent as it is; the title is its text", turbo, push.Message{Type: push.Markdown, Content: "## **Deployed** v42\n\n- api"},
+			testkit.ServerChanMessage{Title: "Deployed v42", Desp: "## **Deployed** v42\n\n- api"}},
+		{"image", turbo, push.Message{Type: push.Image, Content: "chart", ImageURL: "https://img.example.com/c.png"},
+			testkit.ServerChanMessage{Title: "chart", Desp: "chart\n\n![chart](https://img.example.com/c.png)"}},
+		{"image without caption", turbo, push.Message{Type: push.Image, ImageURL: "https://img.example.com/c.png"},
+			testkit.ServerChanMessage{Title: "c.png", Desp: "![c.png](https://img.example.com/c.png)"}},
+		{"a Server酱³ key goes to its path", v3, push.Message{Content: "hello"},
+			testkit.ServerChanMessage{V3: true, Title: "hello", Desp: "hello"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := h.SendNoTarget(acct.ID, tt.bot.ID, tt.msg)
+			if j.State != push.Succeeded {
+				t.Fatalf("job %s: %s", j.State, j.Error)
+			}
+			got := f.Messages()[i]
+			if j.PlatformIndex != got.PushID || got.PushID == "" {
+				t.Errorf("platformIndex %q, pushid %q", j.PlatformIndex, got.PushID)
+			}
+			if utf8.RuneCountInString(got.Title) > serverchan.MaxTitle {
+				t.Errorf("title %q is longer than 32 characters", got.Title)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(testkit.ServerChanMessage{}, "PushID", "SendKey")); diff != "" {
+				t.Errorf("serverchan received (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond}))
+	acct := h.Account("acme")
+	tests := []struct {
+		name     string
+		badKey   bool
+		prepare  func(f *testkit.ServerChan)
+		state    push.State
+		errHas   string
+		requests int
+	}{
+		{"a bad key is definitive", true, nil, push.Failed, "serverchan: bad pushtoken (code 40001)", 1},
+		{"the daily quota is definitive", false, func(f *testkit.ServerChan) {
+			f.Fail(testkit.ServerChanFault(40001, "超过当天的发送次数限制[5]，请稍后再试"))
+		}, push.Failed, "超过当天的发送次数限制", 1},
+		{"a proxy's 429 is retried", false, func(f *testkit.ServerChan) { f.Fail(testkit.Fault{Status: 429, Body: "busy"}) }, push.Succeeded, "", 2},
+		{"a gateway's 502 is uncertain", false, func(f *testkit.ServerChan) { f.Fail(testkit.Fault{Status: 502, Body: "bad gateway"}) }, push.Uncertain, "HTTP 502", 1},
+		{"a dropped connection is uncertain", false, func(f *testkit.ServerChan) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
+		{"a timeout after writing is uncertain", false, func(f *testkit.ServerChan) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		{"a 200 without a pushid is uncertain", false, func(f *testkit.ServerChan) { f.Fail(testkit.Fault{Status: 200, Body: `{"code":0,"message":""}`}) }, push.Uncertain, "no pushid", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := testkit.NewServerChan(t)
+			key := f.NewSendKey()
+			if tt.badKey {
+				key = "SCT1T" + strings.Repeat("x", 30)
+			}
+			bot := h.PlatformBot(acct.ID, "serverchan", map[string]any{"sendkey": key, "api_base": f.URL()})
+			if tt.prepare != nil {
+				tt.prepare(f)
+			}
+			j := h.Settled(h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"}).ID, 5*time.Second)
+			if j.State != tt.state || !strings.Contains(j.Error, tt.errHas) {
+				t.Fatalf("job %s %q, want %s with %q", j.State, j.Error, tt.state, tt.errHas)
+			}
+			if strings.Contains(j.Error, key) {
+				t.Errorf("the job's error %q shows the SendKey", j.Error)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if got := f.Requests(); got != tt.requests {
+				t.Errorf("serverchan got %d requests, want %d", got, tt.requests)
+			}
+		})
+	}
+}
+
+func TestValidateConfig(t *testing.T) {
+	p := serverchan.New(shared.Deps{})
+	tests := []struct {
+		cfg    string
+		field  string
+		secret string
+	}{
+		{`{"sendkey":"SCT123456TAbCdEfGh"}`, "", ""},
+		{`{"sendkey":"sctp42tAbCdEfGh","api_base":"https://proxy.example.com"}`, "", ""},
+		{`{}`, "sendkey is missing", ""},
+		{`{"sendkey":"SCT123 secret-key"}`, "sendkey is malformed", "SCT123 secret-key"},
+		{`{"sendkey":"SCT123456TAbCdEfGh","api_base":"nope"}`, "api_base is malformed", ""},
+		{`{"send_key":"SCTsecret123"}`, `unknown field "send_key"`, "SCTsecret123"},
+	}
+	for _, tt := range tests {
+		err := p.ValidateConfig(json.RawMessage(tt.cfg))
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("%s: %v", tt.cfg, err)
+		case tt.field != "" && (err == nil || !strings.Contains(err.Error(), tt.field) || push.ReasonOf(err) != "invalid_config"):
+			t.Errorf("%s: %v; want invalid_config naming %q", tt.cfg, err, tt.field)
+		case tt.secret != "" && err != nil && strings.Contains(err.Error(), tt.secret):
+			t.Errorf("%s: error %q shows the secret", tt.cfg, err)
+		}
+	}
+	if p.Info().Targets {
+		t.Error("serverchan says it has targets")
+	}
+}
