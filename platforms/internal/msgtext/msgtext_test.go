@@ -71,7 +71,8 @@ func TestMarkdownImage(t *testing.T) {
 func TestPlain(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"**bold** _it_ `code` ~~s~~", "bold it code s"},
-		{"# H\n\npara one\n\npara two", "H\npara one\npara two"},
+		{"# H\n\npara one\n\npara two", "H\n\npara one\n\npara two"},
+		{"[label](https://x.example) ![alt](https://x.example/i.png)", "label alt"},
 		{"1. a\n2. b\n   - c", "1. a\n2. b\n  • c"},
 		{"> quote", "quote"},
 		{"```\ncode\n```", "code"},
