@@ -19,10 +19,21 @@ import (
 	"github.com/heraldpush/herald/transport"
 )
 
-// demo runs a whole Herald in this process against a fake Telegram Bot API
-// on loopback, seeds an account, key, bot and target, sends a text, a
-// Markdown and an image message through the HTTP API, and prints what the
-// platform received and each job's state.
+// demoStop is one platform of the demo: a fake of its real API on
+// loopback, a bot on it, and the messages sent through it.
+type demoStop struct {
+	platform string
+	what     string
+	config   json.RawMessage
+	target   string // the platform's address of the target; empty: no target
+	sends    []map[string]any
+	received func() []string // what the fake received, one line each
+}
+
+// demo runs a whole Herald in this process against fakes of several
+// platforms' APIs on loopback, seeds an account, a key, bots and targets,
+// sends text, Markdown and image messages through the HTTP API, and prints
+// what each platform received and each job's state.
 func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("demo", stderr)
 	keep := fs.Bool("keep", false, "keep serving after the demo until interrupted, to try the API with curl")
@@ -34,9 +45,6 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-
-	tg := testkit.NewTelegram(nil)
-	defer tg.Close()
 
 	ef := engineFlags{
 		db: filepath.Join(dir, "demo.db"), points: true, initialPoints: 100, rateLimit: 120,
@@ -62,13 +70,16 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + "/api"
 
+	stops, closeFakes := demoStops()
+	defer closeFakes()
+
 	p := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
 	p("Herald demo — everything runs in this process:")
-	p("  API            %s", base)
-	p("  fake Telegram  %s (checks requests like the real Bot API)", tg.URL())
-	p("  database       %s (SQLite, points system on)", ef.db)
+	p("  API       %s", base)
+	p("  database  %s (SQLite, points system on)", ef.db)
+	p("  platforms fakes of the Telegram, QQ, WeChat, ntfy and DingTalk APIs on loopback,")
+	p("            checking requests as the real services do")
 	p("")
-
 	acct, err := n.eng.CreateAccount(ctx, "demo")
 	if err != nil {
 		return err
@@ -77,71 +88,69 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, _ := json.Marshal(map[string]string{"token": tg.NewBot(), "api_base": tg.URL()})
-	bot, err := n.eng.CreateBot(ctx, push.Bot{AccountID: acct.ID, Platform: "telegram", Name: "demo-bot", Config: cfg})
-	if err != nil {
-		return err
-	}
-	tg.AddChat("424242")
-	target, err := n.eng.BindTarget(ctx, push.Target{BotID: bot.ID, Type: push.TargetUser, Address: "424242", Name: "Ada"})
-	if err != nil {
-		return err
-	}
-	p("1. Seeded (as `herald admin` would): account %d with %d points, API key %s…, telegram bot %d, user target %d (chat 424242)",
-		acct.ID, acct.Points, key[:8], bot.ID, target.ID)
+	p("1. Seeded account %d (%d points) and API key %s… (as `herald admin` would).", acct.ID, acct.Points, key[:8])
 	p("")
 
-	sends := []struct {
-		what string
-		body map[string]any
-	}{
-		{"text", map[string]any{"botId": bot.ID, "target": strconv.FormatInt(target.ID, 10), "content": "Hello from Herald!"}},
-		{"Markdown", map[string]any{"botId": bot.ID, "target": strconv.FormatInt(target.ID, 10), "msgType": 2,
-			"content": "# Deploy finished\n**api** is *live* — see [the dashboard](https://example.com/d)\n\n- 3 services\n- 0 errors"}},
-		{"image", map[string]any{"botId": bot.ID, "target": strconv.FormatInt(target.ID, 10), "msgType": 7,
-			"imageUrl": "https://example.com/chart.png", "content": "Today's chart"}},
-	}
-	var jobIDs []string
-	for i, s := range sends {
-		body, _ := json.Marshal(s.body)
-		idem := fmt.Sprintf("demo-%d", i+1)
-		p("%d. POST %s/openapi/v1/push/private  (%s, Idempotency-Key: %s)", i+2, base, s.what, idem)
-		p("   %s", body)
-		status, answer, err := demoPost(ctx, base+"/openapi/v1/push/private", key, idem, body)
+	step := 2
+	type sent struct{ platform, jobID string }
+	var jobs []sent
+	for _, st := range stops {
+		bot, err := n.eng.CreateBot(ctx, push.Bot{AccountID: acct.ID, Platform: st.platform, Name: st.platform + "-demo", Config: st.config})
 		if err != nil {
-			return err
+			return fmt.Errorf("%s bot: %w", st.platform, err)
 		}
-		p("   → HTTP %d %s", status, bytes.TrimSpace(answer))
-		var env struct {
-			Data struct {
-				JobID string `json:"jobId"`
-			} `json:"data"`
+		p("%d. %s — %s bot %d", step, st.what, st.platform, bot.ID)
+		step++
+		var targetID string
+		if st.target != "" {
+			t, err := n.eng.BindTarget(ctx, push.Target{BotID: bot.ID, Type: push.TargetUser, Address: st.target})
+			if err != nil {
+				return fmt.Errorf("%s target: %w", st.platform, err)
+			}
+			targetID = strconv.FormatInt(t.ID, 10)
+			p("   target %s = the platform's user %s", targetID, st.target)
+		} else {
+			p("   no target: the bot has one destination")
 		}
-		_ = json.Unmarshal(answer, &env)
-		jobIDs = append(jobIDs, env.Data.JobID)
+		for i, body := range st.sends {
+			body["botId"] = bot.ID
+			if targetID != "" {
+				body["target"] = targetID
+			}
+			raw, _ := json.Marshal(body)
+			idem := fmt.Sprintf("demo-%s-%d", st.platform, i+1)
+			status, answer, err := demoPost(ctx, base+"/openapi/v1/push/private", key, idem, raw)
+			if err != nil {
+				return err
+			}
+			var env struct {
+				Data struct {
+					JobID  string `json:"jobId"`
+					Status string `json:"status"`
+				} `json:"data"`
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(answer, &env)
+			p("   POST /api/openapi/v1/push/private %s → HTTP %d %s", raw, status, env.Data.Status)
+			if env.Message != "" {
+				p("     %s", env.Message)
+			}
+			jobs = append(jobs, sent{st.platform, env.Data.JobID})
+		}
+		p("   the %s API received:", st.platform)
+		for _, line := range st.received() {
+			p("     %s", line)
+		}
 		p("")
 	}
 
-	p("%d. What the fake Telegram received:", len(sends)+2)
-	for _, m := range tg.Messages() {
-		mode := m.ParseMode
-		if mode == "" {
-			mode = "plain"
-		}
-		if m.Method == "sendPhoto" {
-			p("   sendPhoto chat=%s photo=%s caption=%q", m.ChatID, m.Photo, m.Text)
-		} else {
-			p("   sendMessage chat=%s parse_mode=%s text=%q", m.ChatID, mode, m.Text)
-		}
-	}
-	p("")
-	p("%d. Job states (GET /api/openapi/queue/:id):", len(sends)+3)
-	for _, id := range jobIDs {
-		j, err := n.eng.Job(ctx, acct.ID, id)
+	p("%d. Job states (GET /api/openapi/queue/:id):", step)
+	for _, s := range jobs {
+		j, err := n.eng.Job(ctx, acct.ID, s.jobID)
 		if err != nil {
 			return err
 		}
-		p("   %s  %-9s platformIndex=%s", j.ID, j.State, j.PlatformIndex)
+		p("   %-9s %s  %-9s platformIndex=%s", s.platform, j.ID, j.State, j.PlatformIndex)
 	}
 	a, _ := n.eng.Account(ctx, acct.ID)
 	p("")
@@ -153,9 +162,116 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p("")
 	p("Serving until interrupted. Try:")
 	p("  curl -s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\", key)
-	p("    -d '{\"botId\":%d,\"target\":\"%d\",\"content\":\"hi\"}' %s/openapi/v1/push/private", bot.ID, target.ID, base)
+	p("    -d '{\"botId\":1,\"target\":\"1\",\"content\":\"hi\"}' %s/openapi/v1/push/private", base)
 	<-ctx.Done()
 	return nil
+}
+
+// demoStops starts the fakes and describes what the demo sends through
+// each. The returned function stops the fakes.
+func demoStops() ([]demoStop, func()) {
+	tg := testkit.NewTelegram(nil)
+	tg.AddChat("424242")
+	tgConfig, _ := json.Marshal(map[string]string{"token": tg.NewBot(), "api_base": tg.URL()})
+
+	qq := testkit.NewQQ(nil)
+	qqApp, qqSecret := qq.NewApp()
+	qq.AddUser("A1B2C3D4E5F6")
+	qq.UserTalked("A1B2C3D4E5F6") // wake-up messages go to users who talked to the bot
+
+	wc := testkit.NewWeChat(nil)
+	wcApp, wcSecret := wc.NewApp()
+	wc.AddFollower(wcApp, "oDemoFollower01")
+	wc.UserWrote(wcApp, "oDemoFollower01", time.Now()) // inside the 48-hour window
+
+	nt := testkit.NewNtfy(nil)
+	ntConfig, _ := json.Marshal(map[string]string{"server": nt.URL(), "topic": "herald-demo"})
+
+	dt := testkit.NewDingTalk(nil)
+	dtToken, dtSecret := dt.NewRobot(testkit.DingTalkSecurity{Sign: true})
+	dtConfig, _ := json.Marshal(map[string]string{"access_token": dtToken, "secret": dtSecret, "api_base": dt.URL()})
+
+	stops := []demoStop{
+		{
+			platform: "telegram", what: "Telegram Bot API: text, Markdown as parse_mode HTML, an image by URL",
+			config: tgConfig, target: "424242",
+			sends: []map[string]any{
+				{"content": "Hello from Herald!"},
+				{"msgType": 2, "content": "# Deploy finished\n**api** is *live* — see [the dashboard](https://example.com/d)\n\n- 3 services\n- 0 errors"},
+				{"msgType": 7, "imageUrl": "https://example.com/chart.png", "content": "Today's chart"},
+			},
+			received: func() []string {
+				var out []string
+				for _, m := range tg.Messages() {
+					if m.Method == "sendPhoto" {
+						out = append(out, fmt.Sprintf("sendPhoto chat=%s photo=%s caption=%q", m.ChatID, m.Photo, m.Text))
+						continue
+					}
+					mode := m.ParseMode
+					if mode == "" {
+						mode = "plain"
+					}
+					out = append(out, fmt.Sprintf("sendMessage chat=%s parse_mode=%s text=%q", m.ChatID, mode, m.Text))
+				}
+				return out
+			},
+		},
+		{
+			platform: "qq", what: "QQ Bot API v2: native Markdown in wake-up mode to a user",
+			config: qq.BotConfig(qqApp, qqSecret), target: "A1B2C3D4E5F6",
+			sends: []map[string]any{{"msgType": 2, "isWakeup": true, "content": "**Reminder**: stand-up in 5 minutes"}},
+			received: func() []string {
+				var out []string
+				for _, m := range qq.Messages() {
+					out = append(out, fmt.Sprintf("POST /v2/users/%s/messages msg_type=%d is_wakeup=%v markdown=%q", m.Target, m.MsgType, m.IsWakeup, m.Markdown))
+				}
+				return out
+			},
+		},
+		{
+			platform: "wechat", what: "WeChat Official Account: Markdown rendered as plain text",
+			config: wc.BotConfig(wcApp, wcSecret), target: "oDemoFollower01",
+			sends: []map[string]any{{"msgType": 2, "content": "## Order shipped\nTrack it [here](https://example.com/t/42)."}},
+			received: func() []string {
+				var out []string
+				for _, m := range wc.Messages() {
+					out = append(out, fmt.Sprintf("custom/send touser=%s msgtype=%s content=%q", m.ToUser, m.MsgType, m.Content))
+				}
+				return out
+			},
+		},
+		{
+			platform: "ntfy", what: "ntfy (a push relay): Markdown, no target",
+			config: ntConfig,
+			sends:  []map[string]any{{"msgType": 2, "content": "**disk full** on db1"}},
+			received: func() []string {
+				var out []string
+				for _, m := range nt.Messages() {
+					out = append(out, fmt.Sprintf("publish topic=%s markdown=%v id=%s message=%q", m.Topic, m.Markdown, m.ID, m.Message))
+				}
+				return out
+			},
+		},
+		{
+			platform: "dingtalk", what: "DingTalk custom robot (a workplace webhook): signed Markdown, no target",
+			config: dtConfig,
+			sends:  []map[string]any{{"msgType": 2, "content": "### Build #812 passed\nAll 1,204 tests green."}},
+			received: func() []string {
+				var out []string
+				for _, m := range dt.Messages() {
+					out = append(out, fmt.Sprintf("robot/send msgtype=%s signed=%v title=%q text=%q", m.MsgType, m.Signed, m.Title, m.Text))
+				}
+				return out
+			},
+		},
+	}
+	return stops, func() {
+		tg.Close()
+		qq.Close()
+		wc.Close()
+		nt.Close()
+		dt.Close()
+	}
 }
 
 func demoPost(ctx context.Context, url, key, idem string, body []byte) (int, []byte, error) {

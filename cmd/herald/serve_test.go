@@ -228,16 +228,20 @@ func TestDemo(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{
-		"sendMessage chat=424242 parse_mode=plain text=\"Hello from Herald!\"",
-		"parse_mode=HTML text=\"<b>Deploy finished</b>",
+		`sendMessage chat=424242 parse_mode=plain text="Hello from Herald!"`,
+		`parse_mode=HTML text="<b>Deploy finished</b>`,
 		"sendPhoto chat=424242 photo=https://example.com/chart.png",
-		"Points: 100 → 97",
+		`POST /v2/users/A1B2C3D4E5F6/messages msg_type=2 is_wakeup=true markdown="**Reminder**`,
+		`custom/send touser=oDemoFollower01 msgtype=text content="Order shipped`,
+		`publish topic=herald-demo markdown=true`,
+		`robot/send msgtype=markdown signed=true title="Build #812 passed"`,
+		"Points: 100 → 93",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Count(got, " succeeded platformIndex=424242:") != 3 {
-		t.Errorf("demo output does not show three succeeded jobs:\n%s", got)
+	if n := strings.Count(got, " succeeded platformIndex="); n != 7 {
+		t.Errorf("demo output shows %d succeeded jobs, want 7:\n%s", n, got)
 	}
 }
