@@ -19,8 +19,10 @@ var ctx = context.Background()
 
 func text(s string) push.Message { return push.Message{Type: push.Text, Content: s} }
 
-func send(t *testing.T, h *testkit.Herald, f testkit.Fixture, key, content string) (push.Result, error) {
-	t.Helper()
+func send(t testing.TB, h *testkit.Herald, f testkit.Fixture, key, content string) (push.Result, error) {
+	if t != nil {
+		t.Helper()
+	}
 	return h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetID: f.Target.ID, Message: text(content), IdempotencyKey: key})
 }
 

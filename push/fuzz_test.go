@@ -38,3 +38,15 @@ func FuzzFingerprint(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkFingerprint(b *testing.B) {
+	dests := make([]destination, 50)
+	for i := range dests {
+		dests[i] = destination{BotID: 1, TargetID: int64(i + 1)}
+	}
+	m := Message{Type: Markdown, Content: "**deployed** v42 to production; all checks green"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		_ = fingerprint(KindBatch, dests, "", m)
+	}
+}
