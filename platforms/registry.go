@@ -14,6 +14,7 @@ import (
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
 	"github.com/heraldpush/herald/platforms/telegram"
+	"github.com/heraldpush/herald/platforms/wecom"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -56,5 +57,6 @@ func Builtin(opts Options) map[string]push.Platform {
 	d := deps(opts)
 	return map[string]push.Platform{
 		"telegram": telegram.New(telegram.Options{Client: d.Client}),
+		"wecom":    wecom.New(d, wecom.Options{}),
 	}
 }

@@ -252,7 +252,7 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 				return nil, Errorf(Invalid, "target_type_mismatch", "target %d is bound as a %s; targetType %q does not match: leave targetType out or send %q", t.ID, t.Type, s.targetType, t.Type)
 			}
 		}
-		if err := p.ValidateMessage(msg, tt); err != nil {
+		if err := validateMessage(p, bot, msg, tt); err != nil {
 			if IsKind(err, Invalid) {
 				return nil, err
 			}

@@ -32,6 +32,7 @@ type Cache struct {
 
 type entry struct {
 	tok      Token
+	got      time.Time     // when tok was fetched
 	fetching chan struct{} // non-nil while a fetch is under way; closed when it ends
 	err      error         // the last fetch's error, for its waiters
 }
@@ -67,18 +68,22 @@ func Key(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (c *Cache) fresh(t Token) bool {
-	if t.Value == "" {
+func (c *Cache) fresh(e *entry) bool {
+	if e.tok.Value == "" {
 		return false
 	}
 	now := c.now()
 	early := c.early
-	// A short-lived token is refreshed at half its remaining life at most.
-	if life := t.ExpiresAt.Sub(now); life < 2*early {
+	// A short-lived token is refreshed after half its life at the latest.
+	if life := e.tok.ExpiresAt.Sub(e.got); life < 2*early {
 		early = life / 2
 	}
-	return now.Add(early).Before(t.ExpiresAt)
+	return now.Add(early).Before(e.tok.ExpiresAt)
 }
+
+// Now tells the cache's time, by which a FetchFunc should compute a
+// token's ExpiresAt from the lifetime the platform gives.
+func (c *Cache) Now() time.Time { return c.now() }
 
 // Get returns the cached token for key, fetching a new one when there is
 // none or it is about to expire. Concurrent callers for one key share one
@@ -91,7 +96,7 @@ func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, e
 			e = &entry{}
 			c.entries[key] = e
 		}
-		if c.fresh(e.tok) {
+		if c.fresh(e) {
 			v := e.tok.Value
 			c.mu.Unlock()
 			return v, nil
@@ -124,7 +129,7 @@ func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, e
 		e.fetching = nil
 		e.err = err
 		if err == nil {
-			e.tok = tok
+			e.tok, e.got = tok, c.now()
 		}
 		close(done)
 		c.mu.Unlock()
