@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/feishu"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
 	"github.com/heraldpush/herald/platforms/internal/pacing"
@@ -58,5 +59,6 @@ func Builtin(opts Options) map[string]push.Platform {
 	return map[string]push.Platform{
 		"telegram": telegram.New(telegram.Options{Client: d.Client}),
 		"wecom":    wecom.New(d, wecom.Options{}),
+		"feishu":   feishu.New(d, feishu.Options{}),
 	}
 }
