@@ -318,7 +318,7 @@ func TestErrorClasses(t *testing.T) {
 			faults: map[string][]testkit.FeishuFault{"send": {{Code: 230025, Msg: "The length of the message content reaches its limit."}}},
 			errHas: []string{"(code 230025)"}, sends: 1},
 		{name: "429 waits x-ogw-ratelimit-reset", target: user, msg: text("x"), state: push.Succeeded,
-			faults: map[string][]testkit.FeishuFault{"send": {{Status: 429, Code: 99991400, Msg: "request trigger frequency limit", RetryAfter: 1}}},
+			faults:    map[string][]testkit.FeishuFault{"send": {{Status: 429, Code: 99991400, Msg: "request trigger frequency limit", RetryAfter: 1}}},
 			delivered: 1, sends: 2},
 		{name: "per-chat rate limit", target: user, msg: text("x"), state: push.Succeeded,
 			faults:    map[string][]testkit.FeishuFault{"send": {{Code: 230020, Msg: "This operation triggers the frequency limit."}}},
