@@ -57,7 +57,7 @@ func deps(opts Options) shared.Deps {
 func Builtin(opts Options) map[string]push.Platform {
 	d := deps(opts)
 	return map[string]push.Platform{
-		"telegram": telegram.New(telegram.Options{Client: d.Client}),
+		"telegram": telegram.New(d, telegram.Options{}),
 		"wecom":    wecom.New(d, wecom.Options{}),
 		"feishu":   feishu.New(d, feishu.Options{}),
 	}

@@ -92,14 +92,11 @@ func SampleJPEG(w, h int) []byte {
 	return buf.Bytes()
 }
 
-// LargePNG returns a valid PNG of noise of at least n bytes (noise does
-// not compress).
+// LargePNG returns a valid, uncompressed PNG of noise of a little more
+// than n bytes.
 func LargePNG(n int) []byte {
-	side := 64
-	for side*side*3 < n {
-		side *= 2
-	}
-	img := image.NewNRGBA(image.Rect(0, 0, side, side))
+	const width = 512
+	img := image.NewNRGBA(image.Rect(0, 0, width, n/(width*3)+1)) // opaque: encoded as RGB
 	_, _ = rand.Read(img.Pix)
 	for i := 3; i < len(img.Pix); i += 4 {
 		img.Pix[i] = 0xff
