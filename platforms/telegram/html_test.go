@@ -152,3 +152,11 @@ func TestVisibleLength(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkMarkdownToHTML(b *testing.B) {
+	src := strings.Repeat("# Release\n\n**Fixed** `bug` in [parser](https://e.com/p?a=1&b=2), ||spoiler||.\n\n- one\n- two\n\n```go\nx := 1\n```\n\n", 12)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		telegram.MarkdownToHTML(src)
+	}
+}
