@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldpush/herald/platforms/bark"
 	"github.com/heraldpush/herald/platforms/dingtalk"
+	"github.com/heraldpush/herald/platforms/feishu"
 	"github.com/heraldpush/herald/platforms/gotify"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
@@ -23,6 +24,7 @@ import (
 	"github.com/heraldpush/herald/platforms/slack"
 	"github.com/heraldpush/herald/platforms/telegram"
 	"github.com/heraldpush/herald/platforms/wechat"
+	"github.com/heraldpush/herald/platforms/wecom"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -64,9 +66,12 @@ func deps(opts Options) shared.Deps {
 func Builtin(opts Options) map[string]push.Platform {
 	d := deps(opts)
 	return map[string]push.Platform{
-		"telegram": telegram.New(telegram.Options{Client: d.Client}),
+		// Chat platforms: bots send to bound user and group targets.
+		"telegram": telegram.New(d, telegram.Options{}),
 		"qq":       qq.New(d),
 		"wechat":   wechat.New(d),
+		"wecom":    wecom.New(d, wecom.Options{}),
+		"feishu":   feishu.New(d, feishu.Options{}),
 		// Push relays and workplace webhooks: no targets.
 		"ntfy":       ntfy.New(d),
 		"gotify":     gotify.New(d),

@@ -308,7 +308,7 @@ func TestDefinitiveFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := res.Jobs[0]
-	if j.State != push.Failed || j.Error != "telegram: telegram: Forbidden: bot was blocked by the user (code 403)" {
+	if j.State != push.Failed || j.Error != "telegram: Forbidden: bot was blocked by the user (code 403)" {
 		t.Fatalf("job = %s %q", j.State, j.Error)
 	}
 	if got := h.Balance(f.Account.ID); got != 99 {

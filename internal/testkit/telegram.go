@@ -19,10 +19,15 @@ import (
 
 // Telegram is a fake Telegram Bot API server on loopback. It checks
 // requests as the real one does — the token in the path, known chats,
-// required fields, parse_mode HTML with Telegram's tag set, the 4096 and
-// 1024 character limits — and answers in the Bot API's shapes. Switches
-// make it fail, slow down, block, or drop the connection after reading a
-// request.
+// groups upgraded to supergroups (migrate_to_chat_id), chats that blocked
+// the bot, required fields, parse_mode HTML with Telegram's tag set, the
+// 4096 and 1024 character limits, photos by URL (fetched, when
+// FetchPhotos is on, with Telegram's 5 MB limit and its refusals) or
+// uploaded as multipart — and answers in the Bot API's shapes. It records
+// which entities Telegram would drop for breaking its nesting rules.
+// Switches make it fail, slow down, block, drop the connection after
+// reading a request, and enforce Telegram's rate limits with 429 and
+// retry_after.
 type Telegram struct {
 	srv *httptest.Server
 
@@ -40,10 +45,18 @@ type Telegram struct {
 	nextBotID int64
 	chaos     *chaos
 	log       []TelegramRequest
+
+	migrated    map[string]int64
+	blocked     map[string]bool
+	fetchPhotos bool
+	enforce     bool
+	chatSends   map[string][]time.Time
+	botSends    map[string][]time.Time
+	throttled   int
 }
 
 // TelegramRequest is one send request as the fake saw it, and what it did
-// with it: "accepted", "dropped" (connection closed after reading it), or
+// with it: "answered", "dropped" (connection closed after reading it), or
 // the HTTP status of the error it answered.
 type TelegramRequest struct {
 	ChatID  string
@@ -58,9 +71,16 @@ type TelegramMessage struct {
 	ChatID    string
 	Text      string // the text, or the photo's caption
 	ParseMode string
-	Photo     string
-	MessageID int64
-	At        time.Time
+	Photo     string // the photo's URL; empty for an upload
+	// PhotoData is the photo's bytes: uploaded, or fetched from Photo
+	// when FetchPhotos is on.
+	PhotoData []byte
+	// EntityProblem says what Telegram would drop or change in the
+	// parse_mode HTML entities for breaking its nesting rules ("" when
+	// it keeps them all).
+	EntityProblem string
+	MessageID     int64
+	At            time.Time
 }
 
 // TelegramFault is a scripted Bot API error answer.
@@ -78,6 +98,10 @@ func NewTelegram(tb testing.TB) *Telegram {
 		nextID:    make(map[string]int64),
 		arrived:   make(chan struct{}, 1024),
 		nextBotID: 7000000000,
+		migrated:  make(map[string]int64),
+		blocked:   make(map[string]bool),
+		chatSends: make(map[string][]time.Time),
+		botSends:  make(map[string][]time.Time),
 	}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	if tb != nil {
@@ -112,6 +136,47 @@ func (f *Telegram) AddChat(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.chats[id] = true
+}
+
+// MigrateChat makes a group chat answer as one upgraded to a supergroup:
+// sends to it fail with migrate_to_chat_id = to, and to becomes known.
+func (f *Telegram) MigrateChat(id string, to int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.migrated[id] = to
+	f.chats[strconv.FormatInt(to, 10)] = true
+}
+
+// BlockChat makes a chat answer as a user who blocked the bot.
+func (f *Telegram) BlockChat(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.blocked[id] = true
+}
+
+// FetchPhotos makes sendPhoto fetch photo URLs as Telegram does (by
+// default the fake takes any http(s) URL without fetching it, so that
+// tests may use addresses that do not resolve).
+func (f *Telegram) FetchPhotos() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fetchPhotos = true
+}
+
+// EnforceLimits makes the fake answer 429 with retry_after, as Telegram
+// does, to a bot that sends more than one message a second to a private
+// chat, 20 a minute to a group, or 30 a second in all.
+func (f *Telegram) EnforceLimits() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.enforce = true
+}
+
+// Throttled returns how many sends the enforced limits refused.
+func (f *Telegram) Throttled() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.throttled
 }
 
 // Messages returns the messages accepted so far.
@@ -210,9 +275,11 @@ func tgError(w http.ResponseWriter, status int, desc string) {
 }
 
 // params reads the Bot API's parameters from the query string and from a
-// JSON, urlencoded or multipart body, as the real server does.
-func tgParams(r *http.Request) (map[string]string, error) {
+// JSON, urlencoded or multipart body, as the real server does. Uploaded
+// files are returned under the name of their part.
+func tgParams(r *http.Request) (map[string]string, map[string][]byte, error) {
 	p := make(map[string]string)
+	files := make(map[string][]byte)
 	for k, v := range r.URL.Query() {
 		p[k] = v[0]
 	}
@@ -223,7 +290,7 @@ func tgParams(r *http.Request) (map[string]string, error) {
 		dec := json.NewDecoder(r.Body)
 		dec.UseNumber()
 		if err := dec.Decode(&m); err != nil {
-			return nil, tgErrorf("Bad Request: can't parse JSON object")
+			return nil, nil, tgErrorf("Bad Request: can't parse JSON object")
 		}
 		for k, v := range m {
 			switch v := v.(type) {
@@ -239,16 +306,24 @@ func tgParams(r *http.Request) (map[string]string, error) {
 			}
 		}
 	case "application/x-www-form-urlencoded", "multipart/form-data":
-		if err := r.ParseMultipartForm(10 << 20); err != nil && err != http.ErrNotMultipart {
-			return nil, tgErrorf("Bad Request: can't parse request body")
+		if err := r.ParseMultipartForm(64 << 20); err != nil && err != http.ErrNotMultipart {
+			return nil, nil, tgErrorf("Bad Request: can't parse request body")
 		}
 		for k, v := range r.PostForm {
 			p[k] = v[0]
 		}
+		if r.MultipartForm != nil {
+			for k, fhs := range r.MultipartForm.File {
+				if fh, err := fhs[0].Open(); err == nil {
+					files[k], _ = io.ReadAll(fh)
+					fh.Close()
+				}
+			}
+		}
 	default:
 		_, _ = io.Copy(io.Discard, r.Body)
 	}
-	return p, nil
+	return p, files, nil
 }
 
 func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
@@ -258,7 +333,7 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 		tgError(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	params, perr := tgParams(r)
+	params, files, perr := tgParams(r)
 	f.mu.Lock()
 	_, known := f.tokens[token]
 	if method == "sendMessage" || method == "sendPhoto" {
@@ -343,7 +418,7 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 	case "sendMessage":
 		f.sendMessage(w, token, params)
 	case "sendPhoto":
-		f.sendPhoto(w, token, params)
+		f.sendPhoto(w, token, params, files)
 	case "getMe":
 		tgWrite(w, http.StatusOK, tgAnswer{OK: true, Result: map[string]any{"id": f.tokens[token], "is_bot": true, "first_name": "Herald test bot"}})
 	default:
@@ -358,13 +433,68 @@ func (f *Telegram) checkChat(w http.ResponseWriter, p map[string]string) (string
 		return "", false
 	}
 	f.mu.Lock()
-	known := f.chats[chat]
+	known, to, blocked := f.chats[chat], f.migrated[chat], f.blocked[chat]
 	f.mu.Unlock()
-	if !known {
+	switch {
+	case to != 0:
+		tgWrite(w, http.StatusBadRequest, tgAnswer{OK: false, ErrorCode: 400,
+			Description: "Bad Request: group chat was upgraded to a supergroup chat", Parameters: map[string]any{"migrate_to_chat_id": to}})
+		return "", false
+	case !known:
 		tgError(w, http.StatusBadRequest, "Bad Request: chat not found")
+		return "", false
+	case blocked && !strings.HasPrefix(chat, "-"):
+		tgError(w, http.StatusForbidden, "Forbidden: bot was blocked by the user")
+		return "", false
+	case blocked:
+		tgError(w, http.StatusForbidden, "Forbidden: bot was kicked from the group chat")
 		return "", false
 	}
 	return chat, true
+}
+
+// throttle applies Telegram's limits when they are enforced, answering
+// 429 with retry_after; it records the send when it is allowed.
+func (f *Telegram) throttle(w http.ResponseWriter, token, chat string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.enforce {
+		return true
+	}
+	now := time.Now()
+	keep := func(ts []time.Time, window time.Duration) []time.Time {
+		out := ts[:0]
+		for _, t := range ts {
+			if now.Sub(t) < window {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	chatKey := token + "/" + chat
+	f.chatSends[chatKey] = keep(f.chatSends[chatKey], time.Minute)
+	f.botSends[token] = keep(f.botSends[token], time.Second)
+	var wait time.Duration
+	cs := f.chatSends[chatKey]
+	private := !strings.HasPrefix(chat, "-") && !strings.HasPrefix(chat, "@")
+	switch {
+	case private && len(cs) > 0 && now.Sub(cs[len(cs)-1]) < 900*time.Millisecond: // ~1 a second, small jitter allowed
+		wait = time.Second - now.Sub(cs[len(cs)-1])
+	case !private && len(cs) >= 20:
+		wait = time.Minute - now.Sub(cs[len(cs)-20])
+	case len(f.botSends[token]) >= 30:
+		wait = time.Second - now.Sub(f.botSends[token][len(f.botSends[token])-30])
+	}
+	if wait > 0 {
+		f.throttled++
+		secs := int((wait + time.Second - 1) / time.Second)
+		tgWrite(w, http.StatusTooManyRequests, tgAnswer{OK: false, ErrorCode: 429,
+			Description: fmt.Sprintf("Too Many Requests: retry after %d", secs), Parameters: map[string]any{"retry_after": secs}})
+		return false
+	}
+	f.chatSends[chatKey] = append(f.chatSends[chatKey], now)
+	f.botSends[token] = append(f.botSends[token], now)
+	return true
 }
 
 // checkText validates a text or caption in its parse mode and returns its
@@ -403,22 +533,55 @@ func (f *Telegram) sendMessage(w http.ResponseWriter, token string, p map[string
 		tgError(w, http.StatusBadRequest, "Bad Request: message is too long")
 		return
 	}
-	f.accept(w, TelegramMessage{Token: token, Method: "sendMessage", ChatID: chat, Text: text, ParseMode: p["parse_mode"]})
+	if !f.throttle(w, token, chat) {
+		return
+	}
+	m := TelegramMessage{Token: token, Method: "sendMessage", ChatID: chat, Text: text, ParseMode: p["parse_mode"]}
+	if m.ParseMode == "HTML" {
+		m.EntityProblem = TelegramEntityProblem(text)
+	}
+	f.accept(w, m)
 }
 
-func (f *Telegram) sendPhoto(w http.ResponseWriter, token string, p map[string]string) {
+func (f *Telegram) sendPhoto(w http.ResponseWriter, token string, p map[string]string, files map[string][]byte) {
 	chat, ok := f.checkChat(w, p)
 	if !ok {
 		return
 	}
-	photo := p["photo"]
-	if photo == "" {
+	photo, upload := p["photo"], files["photo"]
+	if name, ok := strings.CutPrefix(photo, "attach://"); ok {
+		photo, upload = "", files[name]
+	}
+	var data []byte
+	switch {
+	case photo == "" && upload == nil:
 		tgError(w, http.StatusBadRequest, "Bad Request: there is no photo in the request")
 		return
-	}
-	if u, err := url.Parse(photo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		tgError(w, http.StatusBadRequest, "Bad Request: wrong HTTP URL specified")
-		return
+	case photo == "":
+		if len(upload) > 10<<20 {
+			tgError(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
+			return
+		}
+		if !strings.HasPrefix(http.DetectContentType(upload), "image/") {
+			tgError(w, http.StatusBadRequest, "Bad Request: IMAGE_PROCESS_FAILED")
+			return
+		}
+		data = upload
+	default:
+		if u, err := url.Parse(photo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			tgError(w, http.StatusBadRequest, "Bad Request: wrong HTTP URL specified")
+			return
+		}
+		f.mu.Lock()
+		fetch := f.fetchPhotos
+		f.mu.Unlock()
+		if fetch {
+			var bad string
+			if data, bad = fetchPhoto(photo); bad != "" {
+				tgError(w, http.StatusBadRequest, bad)
+				return
+			}
+		}
 	}
 	caption := p["caption"]
 	n, bad := checkText(caption, p["parse_mode"])
@@ -430,7 +593,37 @@ func (f *Telegram) sendPhoto(w http.ResponseWriter, token string, p map[string]s
 		tgError(w, http.StatusBadRequest, "Bad Request: message caption is too long")
 		return
 	}
-	f.accept(w, TelegramMessage{Token: token, Method: "sendPhoto", ChatID: chat, Text: caption, ParseMode: p["parse_mode"], Photo: photo})
+	if !f.throttle(w, token, chat) {
+		return
+	}
+	m := TelegramMessage{Token: token, Method: "sendPhoto", ChatID: chat, Text: caption, ParseMode: p["parse_mode"], Photo: photo, PhotoData: data}
+	if m.ParseMode == "HTML" {
+		m.EntityProblem = TelegramEntityProblem(caption)
+	}
+	f.accept(w, m)
+}
+
+// fetchPhoto downloads a photo URL as Telegram's servers do, returning
+// the Bot API's refusal when it cannot be used.
+func fetchPhoto(u string) ([]byte, string) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(u)
+	if err != nil {
+		return nil, "Bad Request: failed to get HTTP URL content"
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, "Bad Request: failed to get HTTP URL content"
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 5<<20+1))
+	if err != nil || len(data) > 5<<20 {
+		return nil, "Bad Request: failed to get HTTP URL content"
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if !strings.HasPrefix(ct, "image/") || !strings.HasPrefix(http.DetectContentType(data), "image/") {
+		return nil, "Bad Request: wrong type of the web page content"
+	}
+	return data, ""
 }
 
 func (f *Telegram) accept(w http.ResponseWriter, m TelegramMessage) {

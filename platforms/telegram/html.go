@@ -11,31 +11,41 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
-// MarkdownToHTML converts Markdown (CommonMark with GitHub strikethrough)
-// to the HTML subset that Telegram's parse_mode HTML accepts: b, i, s,
-// code, pre (with a language class), a href and blockquote. Headings become
-// bold lines, list items become "•" or numbered lines, images become links,
-// raw HTML is shown as text. Outside tags, <, > and & are always escaped,
-// and every tag is closed in the order it was opened.
+// MarkdownToHTML converts Markdown (CommonMark with GitHub strikethrough
+// and Telegram's ||spoiler||) to the HTML subset of Telegram's parse_mode
+// HTML: b, i, s, tg-spoiler, code, pre (with a language class), a href and
+// blockquote. Headings become bold lines, list items "•" or numbered
+// lines, thematic breaks a line of dashes, images links to the image, raw
+// HTML visible text. Outside tags, <, > and & are always escaped, and
+// every tag is closed in the order it was opened.
+//
+// The output also keeps Telegram's nesting rules, so that Telegram keeps
+// every entity: code is never inside another entity except a blockquote
+// (a code span inside bold text closes the bold around it; inside a link it
+// is plain text), no entity is nested in one of its own kind, links are
+// never nested, and blockquotes are never nested (an inner quote is
+// flattened into the outer one).
 func MarkdownToHTML(src string) string {
 	source := []byte(src)
-	md := goldmark.New(goldmark.WithExtensions(extension.Strikethrough))
+	md := goldmark.New(goldmark.WithExtensions(extension.Strikethrough, spoilers{}))
 	doc := md.Parser().Parse(text.NewReader(source))
 	r := renderer{src: source}
 	r.blocks(doc, 0)
-	return strings.TrimSpace(r.out.String())
+	return strings.TrimSpace(dropEmptyTags(r.out.String()))
 }
 
 type renderer struct {
 	src        []byte
 	out        bytes.Buffer
-	inQuote    bool // Telegram does not nest blockquotes
-	linkDepth  int  // Telegram does not nest links
-	pendingGap bool // a blank line is owed before the next block
+	inQuote    bool     // Telegram does not nest blockquotes
+	linkDepth  int      // Telegram does not nest links
+	open       []string // formatting tags open around the current text
+	pendingGap bool     // a blank line is owed before the next block
 }
 
 func (r *renderer) gap() {
@@ -61,9 +71,7 @@ func (r *renderer) block(n ast.Node, indent int) {
 		r.pendingGap = true
 	case *ast.Heading:
 		r.gap()
-		r.out.WriteString("<b>")
-		r.inlines(n)
-		r.out.WriteString("</b>")
+		r.format("b", func() { r.inlines(n) })
 		r.pendingGap = true
 	case *ast.ThematicBreak:
 		r.gap()
@@ -91,6 +99,9 @@ func (r *renderer) block(n ast.Node, indent int) {
 		r.out.WriteString("</pre>")
 		r.pendingGap = true
 	case *ast.HTMLBlock:
+		if n.HTMLBlockType == ast.HTMLBlockType2 {
+			return // a comment: hidden, as Markdown renders it
+		}
 		r.gap()
 		r.lines(n)
 		if n.HasClosure() {
@@ -172,6 +183,39 @@ func (r *renderer) inlines(n ast.Node) {
 	}
 }
 
+// format wraps what body writes in a formatting tag, unless that tag is
+// already open (Telegram does not nest an entity in one of its kind).
+func (r *renderer) format(tag string, body func()) {
+	for _, t := range r.open {
+		if t == tag {
+			body()
+			return
+		}
+	}
+	r.open = append(r.open, tag)
+	r.out.WriteString("<" + tag + ">")
+	body()
+	r.out.WriteString("</" + tag + ">")
+	r.open = r.open[:len(r.open)-1]
+}
+
+// code writes a code span. Telegram keeps code only outside other
+// entities, so open formatting is closed around it and opened again; in a
+// link, where that would split the link, the code is plain text.
+func (r *renderer) code(s string) {
+	if r.linkDepth > 0 {
+		r.out.WriteString(escape(s))
+		return
+	}
+	for i := len(r.open) - 1; i >= 0; i-- {
+		r.out.WriteString("</" + r.open[i] + ">")
+	}
+	r.out.WriteString("<code>" + escape(s) + "</code>")
+	for _, t := range r.open {
+		r.out.WriteString("<" + t + ">")
+	}
+}
+
 func (r *renderer) inline(n ast.Node) {
 	switch n := n.(type) {
 	case *ast.Text:
@@ -182,7 +226,6 @@ func (r *renderer) inline(n ast.Node) {
 	case *ast.String:
 		r.text(n.Value, n.IsRaw() || n.IsCode())
 	case *ast.CodeSpan:
-		r.out.WriteString("<code>")
 		var b bytes.Buffer
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 			switch t := c.(type) {
@@ -192,20 +235,17 @@ func (r *renderer) inline(n ast.Node) {
 				b.Write(t.Value)
 			}
 		}
-		r.out.WriteString(escape(b.String()))
-		r.out.WriteString("</code>")
+		r.code(b.String())
 	case *ast.Emphasis:
 		tag := "i"
 		if n.Level >= 2 {
 			tag = "b"
 		}
-		r.out.WriteString("<" + tag + ">")
-		r.inlines(n)
-		r.out.WriteString("</" + tag + ">")
+		r.format(tag, func() { r.inlines(n) })
 	case *extast.Strikethrough:
-		r.out.WriteString("<s>")
-		r.inlines(n)
-		r.out.WriteString("</s>")
+		r.format("s", func() { r.inlines(n) })
+	case *spoiler:
+		r.format("tg-spoiler", func() { r.inlines(n) })
 	case *ast.Link:
 		r.link(string(n.Destination), n)
 	case *ast.AutoLink:
@@ -232,6 +272,11 @@ func (r *renderer) inline(n ast.Node) {
 		}
 	case *ast.RawHTML:
 		segs := n.Segments
+		if segs.Len() > 0 {
+			if first := segs.At(0); strings.HasPrefix(string(first.Value(r.src)), "<!--") {
+				return // a comment: hidden, as Markdown renders it
+			}
+		}
 		for i := 0; i < segs.Len(); i++ {
 			seg := segs.At(i)
 			r.out.WriteString(escape(string(seg.Value(r.src))))
@@ -346,40 +391,104 @@ func trimTrailingNewlines(b *bytes.Buffer) {
 	}
 }
 
+// dropEmptyTags removes formatting tag pairs left empty (a code span at
+// the start or end of bold text closes and reopens the bold around it).
+func dropEmptyTags(s string) string {
+	for {
+		t := s
+		for _, tag := range []string{"b", "i", "s", "tg-spoiler"} {
+			t = strings.ReplaceAll(t, "<"+tag+"></"+tag+">", "")
+		}
+		if t == s {
+			return s
+		}
+		s = t
+	}
+}
+
 // VisibleLength is the length Telegram counts for a text in parse_mode
-// HTML: the characters left after tags are removed and entities decoded, in
-// UTF-16 code units.
+// HTML: the characters left after tags are removed and entities decoded
+// (&lt; &gt; &amp; &quot; with or without ';', and numeric references;
+// any other '&' is itself), in UTF-16 code units.
 func VisibleLength(html string) int {
 	n := 0
 	for i := 0; i < len(html); {
-		c := html[i]
-		switch {
-		case c == '<':
+		switch html[i] {
+		case '<':
 			j := strings.IndexByte(html[i:], '>')
 			if j < 0 {
 				return n + utf16Len(html[i:])
 			}
 			i += j + 1
-		case c == '&':
-			j := strings.IndexByte(html[i:], ';')
-			if j > 0 && j <= 10 {
-				n++
-				i += j + 1
+		case '&':
+			if r, size := decodeEntity(html[i:]); size > 0 {
+				n += utf16Len(string(r))
+				i += size
 			} else {
 				n++
 				i++
 			}
 		default:
 			r, size := utf8.DecodeRuneInString(html[i:])
-			if r >= 0x10000 {
-				n += 2
-			} else {
-				n++
-			}
+			n += utf16Len(string(r))
 			i += size
 		}
 	}
 	return n
+}
+
+// decodeEntity decodes an HTML entity at the start of s as Telegram does,
+// returning the character and the bytes it takes, or 0 bytes when s does
+// not start with one Telegram decodes.
+func decodeEntity(s string) (rune, int) {
+	if len(s) < 2 || s[0] != '&' {
+		return 0, 0
+	}
+	end := 1
+	var r rune
+	if s[1] == '#' {
+		end = 2
+		base := 10
+		if end < len(s) && s[end] == 'x' {
+			base, end = 16, end+1
+		}
+		start := end
+		for end < len(s) && isDigit(s[end], base) {
+			end++
+		}
+		v, err := strconv.ParseUint(s[start:end], base, 32)
+		if err != nil || v == 0 || v >= 0x10ffff || end >= 10 {
+			return 0, 0
+		}
+		r = rune(v)
+	} else {
+		for end < len(s) && (s[end] >= 'a' && s[end] <= 'z' || s[end] >= 'A' && s[end] <= 'Z') {
+			end++
+		}
+		switch s[1:end] {
+		case "lt":
+			r = '<'
+		case "gt":
+			r = '>'
+		case "amp":
+			r = '&'
+		case "quot":
+			r = '"'
+		default:
+			return 0, 0
+		}
+	}
+	if end < len(s) && s[end] == ';' {
+		end++
+	}
+	return r, end
+}
+
+func isDigit(c byte, base int) bool {
+	if c >= '0' && c <= '9' {
+		return true
+	}
+	return base == 16 && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')
 }
 
 func utf16Len(s string) int {
@@ -393,3 +502,56 @@ func utf16Len(s string) int {
 	}
 	return n
 }
+
+// spoilers is a goldmark extension for Telegram's ||spoiler|| syntax.
+type spoilers struct{}
+
+// Extend implements goldmark.Extender.
+func (spoilers) Extend(m goldmark.Markdown) {
+	m.Parser().AddOptions(parser.WithInlineParsers(util.Prioritized(spoilerParser{}, 500)))
+}
+
+// kindSpoiler is the AST kind of a spoiler (registered once, like
+// goldmark's own kinds).
+var kindSpoiler = ast.NewNodeKind("TelegramSpoiler")
+
+// spoiler is a ||spoiler|| span.
+type spoiler struct{ ast.BaseInline }
+
+// Kind implements ast.Node.
+func (*spoiler) Kind() ast.NodeKind { return kindSpoiler }
+
+// Dump implements ast.Node.
+func (s *spoiler) Dump(source []byte, level int) { ast.DumpHelper(s, source, level, nil, nil) }
+
+// spoilerDelimiters matches "||" pairs.
+type spoilerDelimiters struct{}
+
+func (spoilerDelimiters) IsDelimiter(b byte) bool { return b == '|' }
+
+func (spoilerDelimiters) CanOpenCloser(opener, closer *parser.Delimiter) bool {
+	return opener.Char == closer.Char && opener.OriginalLength == 2 && closer.OriginalLength == 2
+}
+
+func (spoilerDelimiters) OnMatch(int) ast.Node { return &spoiler{} }
+
+// spoilerParser parses "||" delimiters; a single "|" stays text (tables
+// and pipes in prose are untouched).
+type spoilerParser struct{}
+
+func (spoilerParser) Trigger() []byte { return []byte{'|'} }
+
+func (spoilerParser) Parse(_ ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	before := block.PrecendingCharacter()
+	line, segment := block.PeekLine()
+	node := parser.ScanDelimiter(line, before, 2, spoilerDelimiters{})
+	if node == nil || node.OriginalLength != 2 || before == '|' {
+		return nil
+	}
+	node.Segment = segment.WithStop(segment.Start + node.OriginalLength)
+	block.Advance(node.OriginalLength)
+	pc.PushDelimiter(node)
+	return node
+}
+
+func (spoilerParser) CloseBlock(ast.Node, parser.Context) {}

@@ -1,13 +1,17 @@
 // Package telegram sends messages through the Telegram Bot API:
 // sendMessage for text and Markdown (converted to parse_mode HTML) and
-// sendPhoto for images.
+// sendPhoto for images, by URL first and, when Telegram cannot fetch the
+// URL, by uploading the downloaded image.
 package telegram
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +19,10 @@ import (
 
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
+	"github.com/heraldpush/herald/platforms/internal/imagefetch"
+	"github.com/heraldpush/herald/platforms/internal/pacing"
+	"github.com/heraldpush/herald/platforms/internal/shared"
+	"github.com/heraldpush/herald/platforms/internal/tokencache"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -36,8 +44,6 @@ type Config struct {
 
 // Options configure the provider.
 type Options struct {
-	// Client is the shared HTTP client policy (default: httpcall.New).
-	Client *httpcall.Client
 	// APIBase replaces DefaultAPIBase for bots whose config has none.
 	APIBase string
 }
@@ -45,23 +51,33 @@ type Options struct {
 // Provider is the Telegram push.Platform.
 type Provider struct {
 	client  *httpcall.Client
+	images  *imagefetch.Fetcher
+	pacer   *pacing.Pacer
 	apiBase string
 	tokenRe *regexp.Regexp // digits, a colon, a secret of 30+ URL-safe characters
 	userRe  *regexp.Regexp // a public @username
 }
 
-var _ push.Platform = (*Provider)(nil)
+var (
+	_ push.Platform = (*Provider)(nil)
+	_ push.Pacer    = (*Provider)(nil)
+)
 
-// New returns the Telegram provider.
-func New(opts Options) *Provider {
-	if opts.Client == nil {
-		opts.Client = httpcall.New(httpcall.Options{})
+// New returns the Telegram provider built on the shared dependencies.
+func New(d shared.Deps, opts Options) *Provider {
+	if d.Client == nil {
+		d.Client = httpcall.New(httpcall.Options{})
+	}
+	if d.Images == nil {
+		d.Images = imagefetch.New(imagefetch.Options{UserAgent: httpcall.UserAgent})
 	}
 	if opts.APIBase == "" {
 		opts.APIBase = DefaultAPIBase
 	}
 	return &Provider{
-		client:  opts.Client,
+		client:  d.Client,
+		images:  d.Images,
+		pacer:   d.Pacer,
 		apiBase: strings.TrimRight(opts.APIBase, "/"),
 		tokenRe: regexp.MustCompile(`^[0-9]{1,20}:[A-Za-z0-9_-]{30,100}$`),
 		userRe:  regexp.MustCompile(`^@[A-Za-z][A-Za-z0-9_]{3,31}$`),
@@ -112,13 +128,14 @@ func (p *Provider) ValidateTarget(_ json.RawMessage, t push.Target) error {
 
 // ValidateMessage implements push.Platform: Markdown must still be a
 // non-empty text within 4096 characters once converted, and a caption must
-// fit in 1024.
+// fit in 1024, both counted as Telegram counts them (UTF-16 units after
+// entities are parsed).
 func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 	switch m.Type {
 	case push.Markdown:
 		html := MarkdownToHTML(m.Content)
 		n := VisibleLength(html)
-		if strings.TrimSpace(html) == "" {
+		if strings.TrimSpace(html) == "" || n == 0 {
 			return push.Errorf(push.Invalid, "empty_message", "the Markdown renders to an empty Telegram message")
 		}
 		if n > MaxText {
@@ -134,6 +151,28 @@ func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 		}
 	}
 	return nil
+}
+
+// Pace implements push.Pacer with Telegram's published limits: about one
+// message a second to a private chat, 20 a minute to a group, 30 a second
+// for a bot in all.
+func (p *Provider) Pace(d push.Delivery) time.Duration {
+	if p.pacer == nil {
+		return 0
+	}
+	c, err := p.parseConfig(d.Bot.Config)
+	if err != nil {
+		return 0
+	}
+	bot := "telegram:" + tokencache.Key(c.Token)
+	chat := pacing.Rate{Every: time.Second, Burst: 1}
+	if d.Target.Type == push.TargetGroup {
+		chat = pacing.Rate{Every: 4 * time.Second, Burst: 4} // 4 + 60/4 = 19 in any minute
+	}
+	return p.pacer.Reserve(
+		pacing.Limit{Key: bot, Rate: pacing.Rate{Every: 50 * time.Millisecond, Burst: 8}}, // 8 + 20 = 28 in any second
+		pacing.Limit{Key: bot + ":" + d.Target.Address, Rate: chat},
+	)
 }
 
 // apiAnswer is the Bot API's envelope.
@@ -157,6 +196,11 @@ func chatID(addr string) any {
 	return addr
 }
 
+// photoTypes are the image formats sendPhoto takes as an upload.
+func photoTypes() []string {
+	return []string{"image/jpeg", "image/png", "image/webp", "image/gif", "image/bmp"}
+}
+
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
 	cfg, err := p.parseConfig(d.Bot.Config)
@@ -167,8 +211,9 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	if cfg.APIBase != "" {
 		base = strings.TrimRight(cfg.APIBase, "/")
 	}
-	method := "sendMessage"
+	endpoint := base + "/bot" + cfg.Token + "/"
 	body := map[string]any{"chat_id": chatID(d.Target.Address)}
+	method := "sendMessage"
 	switch d.Message.Type {
 	case push.Image:
 		method = "sendPhoto"
@@ -182,10 +227,73 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	default:
 		body["text"] = d.Message.Content
 	}
-	resp, err := p.client.PostJSON(ctx, base+"/bot"+cfg.Token+"/"+method, body, http.Header{})
+	resp, err := p.client.PostJSON(ctx, endpoint+method, body, http.Header{})
 	if err != nil {
 		return push.Receipt{}, err
 	}
+	receipt, err := p.read(resp, d)
+	if err != nil && d.Message.Type == push.Image && urlRefused(err) {
+		// Telegram could not fetch the URL and sent nothing: upload the
+		// image ourselves.
+		return p.uploadPhoto(ctx, endpoint, d, err)
+	}
+	return receipt, err
+}
+
+// urlRefused reports whether Telegram refused a photo because it could
+// not fetch it from its URL (so that an upload may work).
+func urlRefused(err error) bool {
+	se := push.AsSendError(err)
+	if se.Outcome != push.OutcomeDefinitive || se.Code != "400" {
+		return false
+	}
+	for _, s := range []string{"failed to get HTTP URL content", "wrong type of the web page content", "wrong file identifier/HTTP URL specified"} {
+		if strings.Contains(se.Message, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// uploadPhoto downloads the image and sends it as a multipart upload.
+func (p *Provider) uploadPhoto(ctx context.Context, endpoint string, d push.Delivery, byURL error) (push.Receipt, error) {
+	img, err := p.images.Fetch(ctx, d.Message.ImageURL, photoTypes()...)
+	if err != nil {
+		se := push.AsSendError(err)
+		return push.Receipt{}, &push.SendError{Outcome: se.Outcome, Code: se.Code, RetryAfter: se.RetryAfter, Err: se,
+			Message: fmt.Sprintf("%s; then downloading the image to upload it failed: %s", push.AsSendError(byURL).Error(), se.Message)}
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("chat_id", d.Target.Address)
+	if d.Message.Content != "" {
+		_ = mw.WriteField("caption", d.Message.Content)
+	}
+	h := make(textproto.MIMEHeader)
+	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="photo"; filename="%s"`, img.Filename))
+	h.Set("Content-Type", img.ContentType)
+	part, err := mw.CreatePart(h)
+	if err != nil {
+		return push.Receipt{}, push.DefinitiveError("", "build the upload: %v", err)
+	}
+	_, _ = part.Write(img.Data)
+	if err := mw.Close(); err != nil {
+		return push.Receipt{}, push.DefinitiveError("", "build the upload: %v", err)
+	}
+	req, err := http.NewRequest(http.MethodPost, endpoint+"sendPhoto", &buf)
+	if err != nil {
+		return push.Receipt{}, push.DefinitiveError("", "the upload request could not be built: check api_base")
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := p.client.Do(ctx, req)
+	if err != nil {
+		return push.Receipt{}, err
+	}
+	return p.read(resp, d)
+}
+
+// read turns a Bot API answer into a receipt or a classified error.
+func (p *Provider) read(resp *httpcall.Response, d push.Delivery) (push.Receipt, error) {
 	var ans apiAnswer
 	if jerr := json.Unmarshal(resp.Body, &ans); jerr != nil {
 		if resp.Status >= 500 {
@@ -194,7 +302,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		if resp.Status >= 200 && resp.Status < 300 {
 			return push.Receipt{}, httpcall.Unreadable(resp, jerr)
 		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "telegram answered HTTP %d with a body that is not the Bot API's", resp.Status)
+		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d with a body that is not the Bot API's: check api_base", resp.Status)
 	}
 	if ans.OK {
 		var msg struct {
@@ -203,6 +311,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		if err := json.Unmarshal(ans.Result, &msg); err != nil || msg.MessageID == 0 {
 			return push.Receipt{}, httpcall.Unreadable(resp, fmt.Errorf("no message_id in the result"))
 		}
+		// message_id is unique only within its chat.
 		return push.Receipt{PlatformIndex: d.Target.Address + ":" + strconv.FormatInt(msg.MessageID, 10)}, nil
 	}
 	return push.Receipt{}, classify(resp.Status, ans)
@@ -225,14 +334,15 @@ func classify(status int, ans apiAnswer) error {
 		if ans.Parameters != nil && ans.Parameters.RetryAfter > 0 {
 			wait = time.Duration(ans.Parameters.RetryAfter) * time.Second
 		}
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: codeStr, Message: "telegram: " + desc, RetryAfter: wait}
+		return &push.SendError{Outcome: push.OutcomeRetryable, Code: codeStr, Message: desc, RetryAfter: wait}
 	case code >= 500:
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: codeStr, Message: "telegram: " + desc}
+		return &push.SendError{Outcome: push.OutcomeUncertain, Code: codeStr, Message: desc}
 	case ans.Parameters != nil && ans.Parameters.MigrateToChatID != 0:
-		return push.DefinitiveError(codeStr, "telegram: %s: the group became a supergroup with chat id %d: bind that id as the target", desc, ans.Parameters.MigrateToChatID)
+		return push.DefinitiveError(codeStr, "%s: the group was upgraded to a supergroup whose chat id is %d: bind %d as the target (nothing was sent to the old chat)",
+			desc, ans.Parameters.MigrateToChatID, ans.Parameters.MigrateToChatID)
 	case code == http.StatusUnauthorized:
-		return push.DefinitiveError(codeStr, "telegram: %s: the bot token was refused: check the bot's token", desc)
+		return push.DefinitiveError(codeStr, "%s: the bot token was refused: check the bot's token", desc)
 	default:
-		return push.DefinitiveError(codeStr, "telegram: %s", desc)
+		return push.DefinitiveError(codeStr, "%s", desc)
 	}
 }

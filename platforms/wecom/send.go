@@ -1,0 +1,332 @@
+package wecom
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldpush/herald/platforms/internal/httpcall"
+	"github.com/heraldpush/herald/platforms/internal/imagefetch"
+	"github.com/heraldpush/herald/platforms/internal/tokencache"
+	"github.com/heraldpush/herald/push"
+)
+
+// imageTypes are the image formats WeCom takes.
+func imageTypes() []string { return []string{"image/jpeg", "image/png"} }
+
+// Send implements push.Platform.
+func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
+	c, err := p.parseConfig(d.Bot.Config)
+	if err != nil {
+		return push.Receipt{}, push.DefinitiveError("", "%v", err)
+	}
+	if c.Mode == ModeRobot {
+		return p.sendRobot(ctx, c, d)
+	}
+	return p.sendApp(ctx, c, d)
+}
+
+func (p *Provider) bases(c Config) (api, token string) {
+	api = p.apiBase
+	if c.APIBase != "" {
+		api = strings.TrimRight(c.APIBase, "/")
+	}
+	token = api
+	if c.TokenBase != "" {
+		token = strings.TrimRight(c.TokenBase, "/")
+	}
+	return api, token
+}
+
+// answer is the envelope of every WeCom API answer.
+type answer struct {
+	ErrCode        *int   `json:"errcode"`
+	ErrMsg         string `json:"errmsg"`
+	AccessToken    string `json:"access_token"`
+	ExpiresIn      int    `json:"expires_in"`
+	MediaID        string `json:"media_id"`
+	MsgID          string `json:"msgid"`
+	InvalidUser    string `json:"invaliduser"`
+	UnlicensedUser string `json:"unlicenseduser"`
+}
+
+// sendApp sends through an application: to a member with message/send,
+// to an application group chat with appchat/send.
+func (p *Provider) sendApp(ctx context.Context, c Config, d push.Delivery) (push.Receipt, error) {
+	api, tokenBase := p.bases(c)
+	key := tokencache.Key("wecom", tokenBase, c.CorpID, c.CorpSecret)
+	fetch := func(ctx context.Context) (tokencache.Token, error) { return p.fetchToken(ctx, tokenBase, c) }
+
+	body := map[string]any{}
+	m := d.Message
+	switch {
+	case m.Type == push.Image && caption(m) != "":
+		body["msgtype"] = "news"
+		body["news"] = map[string]any{"articles": []map[string]string{{"title": caption(m), "url": m.ImageURL, "picurl": m.ImageURL}}}
+	case m.Type == push.Image:
+		img, err := p.images.Fetch(ctx, m.ImageURL, imageTypes()...)
+		if err != nil {
+			return push.Receipt{}, err
+		}
+		mediaID, err := tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
+			return p.upload(ctx, api, tok, img)
+		}, tokenRefused)
+		if err != nil {
+			return push.Receipt{}, nothingSent(err, "uploading the image")
+		}
+		body["msgtype"] = "image"
+		body["image"] = map[string]string{"media_id": mediaID}
+	case m.Type == push.Markdown:
+		body["msgtype"] = "markdown"
+		body["markdown"] = map[string]string{"content": markdown(m.Content)}
+	default:
+		body["msgtype"] = "text"
+		body["text"] = map[string]string{"content": m.Content}
+	}
+
+	path := "/cgi-bin/message/send"
+	if d.Target.Type == push.TargetGroup {
+		path = "/cgi-bin/appchat/send"
+		body["chatid"] = d.Target.Address
+	} else {
+		body["touser"] = d.Target.Address
+		body["agentid"] = c.AgentID
+		if c.DuplicateCheckInterval > 0 {
+			body["enable_duplicate_check"] = 1
+			body["duplicate_check_interval"] = c.DuplicateCheckInterval
+		}
+	}
+	ans, err := tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (answer, error) {
+		return p.call(ctx, api+path+"?access_token="+url.QueryEscape(tok), body)
+	}, tokenRefused)
+	if err != nil {
+		var se *push.SendError
+		if !errors.As(err, &se) {
+			// Not an answer to the send: waiting for a token ended.
+			return push.Receipt{}, nothingSent(err, "getting an access token")
+		}
+		return push.Receipt{}, err
+	}
+	if d.Target.Type == push.TargetUser {
+		if listed(ans.InvalidUser, d.Target.Address) {
+			return push.Receipt{}, push.DefinitiveError("invaliduser", "WeCom accepted the request but did not deliver it: the member %q is listed in invaliduser (not a member, or outside the app's visible range: add them to the app's visible range in the admin console)", d.Target.Address)
+		}
+		if listed(ans.UnlicensedUser, d.Target.Address) {
+			return push.Receipt{}, push.DefinitiveError("unlicenseduser", "WeCom accepted the request but did not deliver it: the member %q is listed in unlicenseduser (no active WeCom interface license: assign one in the admin console)", d.Target.Address)
+		}
+	}
+	return push.Receipt{PlatformIndex: ans.MsgID}, nil
+}
+
+// listed reports whether id is one of the |-separated UserIDs in list
+// (WeCom compares UserIDs without regard to case).
+func listed(list, id string) bool {
+	for _, u := range strings.Split(list, "|") {
+		if u != "" && strings.EqualFold(strings.TrimSpace(u), id) {
+			return true
+		}
+	}
+	return false
+}
+
+// sendRobot sends through a group robot's webhook.
+func (p *Provider) sendRobot(ctx context.Context, c Config, d push.Delivery) (push.Receipt, error) {
+	api, _ := p.bases(c)
+	m := d.Message
+	var body map[string]any
+	switch {
+	case m.Type == push.Image && caption(m) != "":
+		body = map[string]any{"msgtype": "news", "news": map[string]any{
+			"articles": []map[string]string{{"title": caption(m), "url": m.ImageURL, "picurl": m.ImageURL}}}}
+	case m.Type == push.Image:
+		img, err := p.images.Fetch(ctx, m.ImageURL, imageTypes()...)
+		if err != nil {
+			return push.Receipt{}, err
+		}
+		if len(img.Data) > MaxRobotImage {
+			return push.Receipt{}, push.DefinitiveError("image_too_large", "the image is %d bytes; a WeCom group robot takes images of at most %d bytes", len(img.Data), MaxRobotImage)
+		}
+		sum := md5.Sum(img.Data)
+		body = map[string]any{"msgtype": "image", "image": map[string]string{
+			"base64": base64.StdEncoding.EncodeToString(img.Data), "md5": hex.EncodeToString(sum[:])}}
+	case m.Type == push.Markdown:
+		body = map[string]any{"msgtype": "markdown", "markdown": map[string]string{"content": markdown(m.Content)}}
+	default:
+		body = map[string]any{"msgtype": "text", "text": map[string]string{"content": m.Content}}
+	}
+	if _, err := p.call(ctx, api+"/cgi-bin/webhook/send?key="+url.QueryEscape(c.WebhookKey), body); err != nil {
+		return push.Receipt{}, err
+	}
+	return push.Receipt{}, nil
+}
+
+// call posts a JSON body and reads WeCom's answer.
+func (p *Provider) call(ctx context.Context, u string, body any) (answer, error) {
+	resp, err := p.client.PostJSON(ctx, u, body, http.Header{})
+	if err != nil {
+		return answer{}, err
+	}
+	return read(resp)
+}
+
+// read classifies a WeCom answer: WeCom answers HTTP 200 with an errcode.
+func read(resp *httpcall.Response) (answer, error) {
+	var a answer
+	if err := json.Unmarshal(resp.Body, &a); err != nil || a.ErrCode == nil {
+		if err == nil {
+			err = fmt.Errorf("no errcode in the answer")
+		}
+		switch {
+		case resp.Status >= 500:
+			return a, httpcall.GatewayFailure(resp)
+		case resp.Status >= 200 && resp.Status < 300:
+			return a, httpcall.Unreadable(resp, err)
+		case resp.Status == http.StatusTooManyRequests:
+			return a, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "HTTP 429 from a gateway in front of WeCom", RetryAfter: 5 * time.Second}
+		}
+		return a, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d with a body that is not WeCom's: check api_base", resp.Status)
+	}
+	if *a.ErrCode == 0 {
+		return a, nil
+	}
+	return a, classify(*a.ErrCode, a.ErrMsg)
+}
+
+// Token errors: the call was refused before anything was sent.
+const (
+	codeTokenInvalid = 40014
+	codeTokenExpired = 42001
+	codeTokenMissing = 41001
+)
+
+// classify maps a non-zero errcode to an outcome.
+func classify(code int, msg string) error {
+	c := strconv.Itoa(code)
+	if msg == "" {
+		msg = "WeCom error"
+	}
+	switch code {
+	case codeTokenInvalid, codeTokenExpired, codeTokenMissing:
+		return &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg + " (the access token was refused; nothing was sent)"}
+	case -1: // system busy: the docs say to retry
+		return &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg, RetryAfter: time.Second}
+	case 45009: // API frequency limit
+		return &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg, RetryAfter: 10 * time.Second}
+	case 45033: // too many concurrent calls
+		return &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg, RetryAfter: 2 * time.Second}
+	}
+	hint := map[int]string{
+		40056: "check agent_id",
+		60020: "add the server's IP address to the app's trusted IPs in the WeCom admin console",
+		81013: "the member does not exist or is outside the app's visible range",
+		93000: "check webhook_key (the group robot may have been removed)",
+		86003: "the chatid must be a group chat created by this app with appchat/create",
+		48002: "the app is not allowed to call this API",
+		40007: "the uploaded image was not accepted",
+	}[code]
+	if hint != "" {
+		msg += ": " + hint
+	}
+	return &push.SendError{Outcome: push.OutcomeDefinitive, Code: c, Message: msg}
+}
+
+// tokenRefused reports whether err is WeCom refusing the access token.
+func tokenRefused(err error) bool {
+	se := push.AsSendError(err)
+	switch se.Code {
+	case strconv.Itoa(codeTokenInvalid), strconv.Itoa(codeTokenExpired), strconv.Itoa(codeTokenMissing):
+		return true
+	}
+	return false
+}
+
+// fetchToken asks /cgi-bin/gettoken for an application's access token.
+// Nothing is sent to anyone, so every failure to get one is either
+// retryable or a configuration error.
+func (p *Provider) fetchToken(ctx context.Context, base string, c Config) (tokencache.Token, error) {
+	q := url.Values{"corpid": {c.CorpID}, "corpsecret": {c.CorpSecret}}
+	req, err := http.NewRequest(http.MethodGet, base+"/cgi-bin/gettoken?"+q.Encode(), nil)
+	if err != nil {
+		return tokencache.Token{}, push.DefinitiveError("", "wecom token request could not be built: check token_base")
+	}
+	resp, err := p.client.Do(ctx, req)
+	if err != nil {
+		return tokencache.Token{}, nothingSent(err, "getting an access token")
+	}
+	a, err := read(resp)
+	if err != nil {
+		se := push.AsSendError(err)
+		if se.Outcome == push.OutcomeDefinitive {
+			return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeDefinitive, Code: se.Code,
+				Message: "could not get an access token: " + se.Message + ": check corp_id and corp_secret (and the app's trusted IPs)"}
+		}
+		return tokencache.Token{}, nothingSent(se, "getting an access token")
+	}
+	if a.AccessToken == "" {
+		return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeRetryable, Message: "getting an access token: WeCom answered without access_token; nothing was sent"}
+	}
+	life := time.Duration(a.ExpiresIn) * time.Second
+	if life <= 0 {
+		life = 7200 * time.Second
+	}
+	return tokencache.Token{Value: a.AccessToken, ExpiresAt: p.tokens.Now().Add(life)}, nil
+}
+
+// upload sends an image to /cgi-bin/media/upload and returns its media_id.
+func (p *Provider) upload(ctx context.Context, api, token string, img imagefetch.Image) (string, error) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	h := make(textproto.MIMEHeader)
+	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="media"; filename="%s"; filelength=%d`, img.Filename, len(img.Data)))
+	h.Set("Content-Type", img.ContentType)
+	part, err := mw.CreatePart(h)
+	if err != nil {
+		return "", push.DefinitiveError("", "build the upload: %v", err)
+	}
+	_, _ = part.Write(img.Data)
+	if err := mw.Close(); err != nil {
+		return "", push.DefinitiveError("", "build the upload: %v", err)
+	}
+	req, err := http.NewRequest(http.MethodPost, api+"/cgi-bin/media/upload?type=image&access_token="+url.QueryEscape(token), &buf)
+	if err != nil {
+		return "", push.DefinitiveError("", "the upload request could not be built: check api_base")
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := p.client.Do(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	a, err := read(resp)
+	if err != nil {
+		return "", err
+	}
+	if a.MediaID == "" {
+		return "", &push.SendError{Outcome: push.OutcomeRetryable, Message: "WeCom answered the upload without media_id"}
+	}
+	return a.MediaID, nil
+}
+
+// nothingSent reclassifies a failure that happened before the message
+// itself was sent (fetching a token, uploading an image): whatever the
+// platform made of it, no message can have been delivered, so a failure
+// that would be uncertain for a send is retryable here.
+func nothingSent(err error, during string) error {
+	se := push.AsSendError(err)
+	if se.Outcome != push.OutcomeUncertain {
+		return se
+	}
+	return &push.SendError{Outcome: push.OutcomeRetryable, Code: se.Code, RetryAfter: se.RetryAfter, Err: se.Err,
+		Message: during + ": " + se.Error() + "; no message was sent"}
+}
