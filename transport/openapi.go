@@ -180,7 +180,7 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 		},
 		Paths: make(map[string]map[string]*operation),
 		Components: components{
-			Schemas: schemas(l),
+			Schemas:   schemas(l),
 			Responses: map[string]response{},
 			Parameters: map[string]parameter{
 				"IdempotencyKey": {Name: "Idempotency-Key", In: "header", Example: "deploy-42",
