@@ -168,6 +168,15 @@ func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr e
 		}
 		return err
 	}
+	// One line per outcome: failed and uncertain jobs are worth reading.
+	switch to {
+	case Failed:
+		e.log.Info("job settled", "job", job.ID, "platform", job.Platform, "state", to, "err", msg)
+	case Uncertain:
+		e.log.Warn("job settled", "job", job.ID, "platform", job.Platform, "state", to, "err", msg)
+	default:
+		e.log.Debug("job settled", "job", job.ID, "platform", job.Platform, "state", to)
+	}
 	e.notify(ctx, job.ID)
 	return nil
 }

@@ -188,7 +188,7 @@ func typeOf(s Schema) string {
 func constraints(s Schema) string {
 	var parts []string
 	if e, ok := s["enum"]; ok {
-		parts = append(parts, fmt.Sprintf("one of %v", strings.Trim(fmt.Sprint(e), "[]")))
+		parts = append(parts, "one of "+strings.Join(strings.Fields(strings.Trim(fmt.Sprint(e), "[]")), ", "))
 	}
 	for _, k := range []struct{ key, text string }{
 		{"minItems", "at least %v items"}, {"maxItems", "at most %v items"},

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldpush/herald/push"
 	"github.com/uptrace/bunrouter"
@@ -269,8 +270,6 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 				mt.Schema = ref(a.Schema)
 			case ct == jsonType:
 				mt.Schema = Schema{"type": "object"}
-			default:
-				mt.Schema = Schema{"type": "string"}
 			}
 			r.Content = map[string]mediaType{ct: mt}
 			op.Responses[strconv.Itoa(a.Status)] = r
@@ -333,15 +332,27 @@ func limitRows(l push.Limits) [][2]string {
 		{"Plain text and Markdown content", fmt.Sprintf("at most %d characters (Unicode code points)", l.MaxContent)},
 		{"Targets per batch send", fmt.Sprintf("at most %d", l.MaxTargets)},
 		{"Targets per multi-bot batch", fmt.Sprintf("at most %d in total across all groups", l.MaxTargets)},
-		{"Synchronous wait of a send", fmt.Sprintf("%s; then HTTP 202 with a jobId", l.SyncWait)},
-		{"Batch wait", fmt.Sprintf("%s in total; unfinished items return a jobId and the status queued", l.SyncWait)},
+		{"Synchronous wait of a send", fmt.Sprintf("%s; then HTTP 202 with a jobId", duration(l.SyncWait))},
+		{"Batch wait", fmt.Sprintf("%s in total; unfinished items return a jobId and the status queued", duration(l.SyncWait))},
 		{"Idempotency-Key", "1 to 100 characters: letters, digits, underscore, colon, hyphen"},
 		{"Idempotency record retention", fmt.Sprintf("%d days", int(l.IdempotencyTTL.Hours()/24))},
 		{"Idempotency scope", "same account and same key must be the same message; a replayed batch needs an identical message and target list"},
 		{"Rate", rate},
 		{"Queue backlog", fmt.Sprintf("at most %d queued or sending per bot and %d across the service; beyond that, 429", l.BacklogPerBot, l.BacklogTotal)},
-		{"Queue wait", fmt.Sprintf("a job not started within %s expires and its points are returned", l.QueueWait)},
+		{"Queue wait", fmt.Sprintf("a job not started within %s expires and its points are returned", duration(l.QueueWait))},
 	}
+}
+
+// duration formats d without zero trailing units: 1h, 1h30m, 8s.
+func duration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // serveOpenAPI answers the OpenAPI document.

@@ -84,7 +84,7 @@ const (
 // cancel extension, and the operator endpoints.
 func (s *Server) routes() []Route {
 	l := s.eng.Limits()
-	sync := l.SyncWait.String()
+	sync := duration(l.SyncWait)
 	// The headers of every answer to a request with a key, and of a send's.
 	rateHeaders := []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
 	sendHeaders := append(append([]string{}, rateHeaders...), "Idempotency-Replay")

@@ -124,6 +124,13 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	if drained.Status != http.StatusServiceUnavailable || drained.Header.Get("Retry-After") == "" || drained.JSON()["error"] != "draining" {
 		t.Fatalf("send while draining: %d %v %s", drained.Status, drained.Header, drained.Body)
 	}
+	// The readiness probe says so; the liveness probe does not.
+	if r := s.p.CallRoot(t, "GET", "/readyz"); r.Status != http.StatusServiceUnavailable || r.JSON()["status"] != "draining" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("readyz while draining: %d %v %s", r.Status, r.Header, r.Body)
+	}
+	if r := s.p.CallRoot(t, "GET", "/healthz"); r.Status != http.StatusOK {
+		t.Fatalf("healthz while draining: %d %s", r.Status, r.Body)
+	}
 	if err := <-done; err != nil {
 		t.Fatalf("serve did not exit cleanly: %v", err)
 	}
