@@ -51,7 +51,9 @@ func TestServeJSONLogs(t *testing.T) {
 		{"token refused", "POST", "/openapi/v1/push/private", key, body("two"), nil,
 			func() { tg.Fail(testkit.TelegramFault{Status: 401, Description: "Unauthorized"}) }, 500},
 		{"rate-limited by the platform, then sent", "POST", "/openapi/v1/push/private", key, body("three"), nil,
-			func() { tg.Fail(testkit.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1}) }, 200},
+			func() {
+				tg.Fail(testkit.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1})
+			}, 200},
 		{"dropped", "POST", "/openapi/v1/push/private", key, body("four"), nil, func() { tg.DropNext(1) }, 202},
 		{"missing botId", "POST", "/openapi/v1/push/private", key, map[string]any{"content": "x"}, nil, nil, 400},
 		{"wrong key", "POST", "/openapi/v1/push/private", wrongKey, body("five"), nil, nil, 401},
@@ -178,4 +180,3 @@ func TestServeJSONLogs(t *testing.T) {
 		t.Logf("log output:\n%s", out)
 	}
 }
-
