@@ -92,7 +92,7 @@ func New(opts Options) *Metrics {
 		}),
 		refunded: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace, Subsystem: "points", Name: "refunded_total",
-			Help: "Points returned to balances (canceled and expired jobs).",
+			Help: "Points returned to balances (canceled and expired jobs, and failed ones when the policy refunds them).",
 		}),
 		replays: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "idempotent_replays_total",

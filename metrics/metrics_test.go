@@ -103,6 +103,13 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 
 	// A is sending (blocked at the platform); B waits behind it in the
 	// queue of the one worker; B is canceled.
+	for drained := false; !drained; { // forget the arrivals of the sends above
+		select {
+		case <-h.Telegram.Arrived():
+		default:
+			drained = true
+		}
+	}
 	h.Telegram.Block()
 	var wg sync.WaitGroup
 	answers := make([]int, 2)
@@ -117,13 +124,16 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 		}
 	}
 	var queued []string
-	for deadline := time.Now().Add(5 * time.Second); len(queued) == 0; {
-		ids, err := h.Store.FindJobs(context.Background(), push.Queued, time.Time{}, 0)
-		if err != nil || time.Now().After(deadline) {
-			t.Fatalf("B never queued: %v", err)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		running, err1 := h.Store.FindJobs(context.Background(), push.Running, time.Time{}, 0)
+		waiting, err2 := h.Store.FindJobs(context.Background(), push.Queued, time.Time{}, 0)
+		if err1 != nil || err2 != nil || time.Now().After(deadline) {
+			t.Fatalf("A running and B queued never seen: %v %v (running %v, queued %v)", err1, err2, running, waiting)
 		}
-		queued = ids
-		time.Sleep(5 * time.Millisecond)
+		if len(running) == 1 && len(waiting) == 1 {
+			queued = waiting
+			break
+		}
 	}
 	during := scrape(t, h)
 	if c := h.Call("POST", "/openapi/queue/"+queued[0]+"/cancel", f.Key, nil); c.Status != 200 {

@@ -159,6 +159,13 @@ func TestServeRestartAfterSIGKILL(t *testing.T) {
 	}
 	<-s.tg.Arrived() // the one worker is sending m0; m1 and m2 are queued
 	s.p.Kill()
+	// Release the platform only once it saw m0's connection go, as a real
+	// platform would not answer a request whose client died.
+	for deadline := time.Now().Add(5 * time.Second); s.tg.Abandoned() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the fake platform never saw the killed process's connection close")
+		}
+	}
 	s.tg.Unblock()
 
 	s2 := startServed(t, s.tg, db, "--sync-wait", "100ms", "--points")

@@ -28,7 +28,7 @@ func Decode(platform string, raw json.RawMessage, v any, shape string) error {
 
 func describe(err error) string {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
+	if errors.As(err, &te) && te.Field != "" {
 		return "field " + te.Field + " must be a " + te.Type.Kind().String()
 	}
 	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
