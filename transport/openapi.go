@@ -116,6 +116,15 @@ type errorDoc struct {
 
 // errorDocs lists every error status the API answers.
 func errorDocs(l push.Limits, maxBody int64) []errorDoc {
+	rate, rateMsg := "Too many requests", "the queue of bot 1 is full: 100 messages are waiting (limit 100); retry after some are sent"
+	if l.RatePerMinute > 0 {
+		rate = fmt.Sprintf("Too many requests (%d per minute per API key)", l.RatePerMinute)
+		rateMsg = fmt.Sprintf("too many requests: this API key may make %d requests per minute; retry after 1s", l.RatePerMinute)
+	}
+	rateReason := "rate_limited"
+	if l.RatePerMinute <= 0 {
+		rateReason = "backlog_full"
+	}
 	return []errorDoc{
 		{400, "BadRequest", "Bad parameters, or insufficient points when the points system is on.",
 			"Check the body, bot id, target id, content and points balance; error names the rule.", "insufficient_points",
@@ -132,9 +141,8 @@ func errorDocs(l push.Limits, maxBody int64) []errorDoc {
 			`the Idempotency-Key "deploy-42" was already used for a different message or target list: one key maps to one message; use a new key for a new message`},
 		{413, "PayloadTooLarge", fmt.Sprintf("The request body is larger than %d bytes.", maxBody), "Send a smaller message.", "body_too_large",
 			fmt.Sprintf("the request body is larger than %d bytes: send a smaller message", maxBody)},
-		{429, "TooManyRequests", fmt.Sprintf("Too many requests (%d per minute per API key), or the queue backlog is full (%d per bot, %d in all).", l.RatePerMinute, l.BacklogPerBot, l.BacklogTotal),
-			"Wait the Retry-After seconds, then retry with the same Idempotency-Key.", "rate_limited",
-			"too many requests: this API key may make 120 requests per minute; retry after 1s"},
+		{429, "TooManyRequests", fmt.Sprintf("%s, or the queue backlog is full (%d per bot, %d in all).", rate, l.BacklogPerBot, l.BacklogTotal),
+			"Wait the Retry-After seconds, then retry with the same Idempotency-Key.", rateReason, rateMsg},
 		{500, "InternalError", "A server error, or the platform refused the message (error platform_failed; for a single send, data holds the message record).",
 			"Read message; check the bot's platform connection. A server error was logged: retry later with the same Idempotency-Key.", "platform_failed",
 			"the message was not delivered: telegram: Bad Request: chat not found"},

@@ -6,9 +6,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/transport"
 )
 
@@ -23,24 +25,48 @@ func openAPIPath(p string) string {
 	return strings.Join(parts, "/")
 }
 
+// TestOpenAPIDocumentIsValid31 validates the served document with
+// kin-openapi (examples included) for several configurations, and finds
+// the limits in force in it.
 func TestOpenAPIDocumentIsValid31(t *testing.T) {
-	h := testkit.New(t)
-	r := h.CallRoot("GET", "/api/openapi.json") // no key
-	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		t.Fatalf("GET /api/openapi.json: %d %v", r.Status, r.Header)
+	tests := []struct {
+		name       string
+		limits     push.Limits
+		maxTargets int
+		says       string
+	}{
+		{"defaults", push.Limits{}, 50, "120 requests per minute per API key"},
+		{"no rate limit, 20 targets", push.Limits{RatePerMinute: -1, MaxTargets: 20}, 20, "Rate: no limit on this server"},
+		{"stricter", push.Limits{RatePerMinute: 30, MaxContent: 500, SyncWait: 3 * time.Second}, 50, "at most 500 characters"},
 	}
-	c, err := testkit.LoadContract(r.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Validate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if c.Doc.OpenAPI != transport.OpenAPIVersion || !strings.HasPrefix(c.Doc.OpenAPI, "3.1.") {
-		t.Fatalf("openapi %q", c.Doc.OpenAPI)
-	}
-	if string(r.Body) != string(h.API.OpenAPI()) {
-		t.Fatal("the served document differs from Server.OpenAPI")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := testkit.New(t, testkit.WithLimits(tt.limits))
+			r := h.CallRoot("GET", "/api/openapi.json") // no key
+			if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+				t.Fatalf("GET /api/openapi.json: %d %v", r.Status, r.Header)
+			}
+			c, err := testkit.LoadContract(r.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Validate(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if c.Doc.OpenAPI != transport.OpenAPIVersion || !strings.HasPrefix(c.Doc.OpenAPI, "3.1.") {
+				t.Fatalf("openapi %q", c.Doc.OpenAPI)
+			}
+			if string(r.Body) != string(h.API.OpenAPI()) {
+				t.Fatal("the served document differs from Server.OpenAPI")
+			}
+			ids := c.Doc.Components.Schemas["BatchSendRequest"].Value.Properties["target_ids"].Value
+			if ids.MaxItems == nil || int(*ids.MaxItems) != tt.maxTargets {
+				t.Fatalf("target_ids maxItems %v, want %d", ids.MaxItems, tt.maxTargets)
+			}
+			if !strings.Contains(c.Doc.Info.Description, tt.says) {
+				t.Fatalf("the description does not say %q:\n%s", tt.says, c.Doc.Info.Description)
+			}
+		})
 	}
 }
 
