@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -68,5 +71,29 @@ func TestHealthAndReadiness(t *testing.T) {
 				t.Fatalf("healthz: %d %s", hz.Status, hz.Body)
 			}
 		})
+	}
+}
+
+// TestMetricsDisabled: a server built without metrics answers /metrics
+// with the documented 404.
+func TestMetricsDisabled(t *testing.T) {
+	h := testkit.New(t)
+	bare := httptest.NewServer(transport.New(h.Engine, transport.Options{}))
+	defer bare.Close()
+	req, err := http.NewRequest("GET", bare.URL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 404 || !strings.Contains(string(body), `"error":"metrics_disabled"`) {
+		t.Fatalf("/metrics without metrics: %d %s", resp.StatusCode, body)
+	}
+	if err := h.Contract().Check(req, resp.StatusCode, resp.Header, body); err != nil {
+		t.Fatal(err)
 	}
 }
