@@ -118,12 +118,3 @@ func (c *Contract) checkUnrouted(req *http.Request, status int, body []byte, rou
 	}
 	return nil
 }
-
-// OperationCount is the number of operations the document lists.
-func (c *Contract) OperationCount() int {
-	n := 0
-	for _, item := range c.Doc.Paths.Map() {
-		n += len(item.Operations())
-	}
-	return n
-}
