@@ -59,7 +59,7 @@ func (s *served) send(t *testing.T, content, idem string) testkit.Response {
 		hdr = []string{"Idempotency-Key", idem}
 	}
 	bot, _ := strconv.Atoi(s.bot)
-	return testkit.Call(t, s.p.URL, "POST", "/openapi/v1/push/private", s.key,
+	return s.p.Call(t, "POST", "/openapi/v1/push/private", s.key,
 		map[string]any{"botId": bot, "target": s.target, "content": content}, hdr...)
 }
 
@@ -118,7 +118,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	// While draining, new sends are refused with 503 and Retry-After, and
 	// queries still work.
 	drained := s.send(t, "during drain", "")
-	if q := testkit.Call(t, s.p.URL, "GET", "/openapi/queue/"+jobID, s.key, nil); q.Status != http.StatusOK {
+	if q := s.p.Call(t, "GET", "/openapi/queue/"+jobID, s.key, nil); q.Status != http.StatusOK {
 		t.Fatalf("query while draining: %d %s", q.Status, q.Body)
 	}
 	if drained.Status != http.StatusServiceUnavailable || drained.Header.Get("Retry-After") == "" || drained.JSON()["error"] != "draining" {
@@ -174,7 +174,7 @@ func TestServeRestartAfterSIGKILL(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for id, state := range want {
 		for {
-			r := testkit.Call(t, s2.p.URL, "GET", "/openapi/queue/"+id, s2.key, nil)
+			r := s2.p.Call(t, "GET", "/openapi/queue/"+id, s2.key, nil)
 			got := r.JSON()["data"].(map[string]any)["status"]
 			if got == state {
 				break
