@@ -59,6 +59,7 @@ func (e *Engine) Admit(ctx context.Context, p Principal) (RateDecision, error) {
 		return d, err
 	}
 	if !d.Allowed {
+		e.obs.RateLimited()
 		wait := ceilSecond(d.RetryAfter)
 		return d, &Error{Kind: TooMany, Reason: "rate_limited", RetryAfter: wait,
 			Message: "too many requests: this API key may make " + strconv.Itoa(limit) + " requests per minute; retry after " + wait.String()}

@@ -22,6 +22,7 @@ type Options struct {
 	RateLimiter RateLimiter // default: a LocalRateLimiter
 	Clock       Clock       // default: SystemClock
 	Logger      *slog.Logger
+	Observer    Observer // default: NopObserver
 
 	Limits Limits
 	Points Points
@@ -56,6 +57,7 @@ type Engine struct {
 	limiter   RateLimiter
 	clock     Clock
 	log       *slog.Logger
+	obs       Observer
 	limits    Limits
 	points    Points
 	keyPrefix string
@@ -86,6 +88,7 @@ func New(opts Options) (*Engine, error) {
 		limiter:   opts.RateLimiter,
 		clock:     opts.Clock,
 		log:       opts.Logger,
+		obs:       opts.Observer,
 		limits:    opts.Limits.withDefaults(),
 		points:    opts.Points.withDefaults(),
 		keyPrefix: opts.KeyPrefix,
@@ -107,6 +110,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if e.obs == nil {
+		e.obs = NopObserver{}
 	}
 	if e.keyPrefix == "" {
 		e.keyPrefix = DefaultKeyPrefix
@@ -252,7 +258,7 @@ func (e *Engine) Sweep(ctx context.Context) error {
 // expire moves a queued job past its deadline to expired.
 func (e *Engine) expire(ctx context.Context, id string, now time.Time) (bool, error) {
 	var moved bool
-	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
 		moved = false
 		j, err := tx.Job(ctx, id)
 		if err != nil {
@@ -265,7 +271,7 @@ func (e *Engine) expire(ctx context.Context, id string, now time.Time) (bool, er
 		if j.Cost > 0 {
 			msg += "; points returned"
 		}
-		if _, err := e.settle(ctx, tx, j, Expired, msg, "", now); err != nil {
+		if _, err := e.settle(ctx, tx, ev, j, Expired, msg, "", now); err != nil {
 			return err
 		}
 		moved = true
@@ -286,12 +292,12 @@ func (e *Engine) recoverOrphans(ctx context.Context) error {
 	}
 	now := e.clock.Now()
 	for _, id := range ids {
-		err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
 			j, err := tx.Job(ctx, id)
 			if err != nil || j.State != Running {
 				return err
 			}
-			_, err = e.settle(ctx, tx, j, Uncertain, "the process stopped while the message was being sent; delivery is unknown: check the platform, then resolve the job", "", now)
+			_, err = e.settle(ctx, tx, ev, j, Uncertain, "the process stopped while the message was being sent; delivery is unknown: check the platform, then resolve the job", "", now)
 			return err
 		})
 		if err != nil {
@@ -335,8 +341,9 @@ func (e *Engine) requeue(ctx context.Context, cutoff time.Time) error {
 // settle moves j to state to inside tx and applies the move's side effects:
 // a job leaving queued/running frees its place in the backlog, and a
 // canceled or expired job (or a failed one, when the policy says so) gets
-// its points back, once.
-func (e *Engine) settle(ctx context.Context, tx Tx, j Job, to State, msg, platformIndex string, now time.Time) (Job, error) {
+// its points back, once. The move and the refund are recorded in ev for the
+// observer.
+func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to State, msg, platformIndex string, now time.Time) (Job, error) {
 	if !CanMove(j.State, to) {
 		return j, Errorf(Conflict, ReasonStateChanged, "job %s is %s and cannot become %s", j.ID, j.State, to)
 	}
@@ -350,9 +357,16 @@ func (e *Engine) settle(ctx context.Context, tx Tx, j Job, to State, msg, platfo
 		}
 	}
 	if nj.Cost > 0 && (to.Refunds() || to == Failed && e.points.RefundFailed) {
-		if _, err := tx.Refund(ctx, LedgerEntry{AccountID: nj.AccountID, JobID: nj.ID, Kind: LedgerRefund, Amount: nj.Cost, At: now}); err != nil {
+		refunded, err := tx.Refund(ctx, LedgerEntry{AccountID: nj.AccountID, JobID: nj.ID, Kind: LedgerRefund, Amount: nj.Cost, At: now})
+		if err != nil {
 			return j, err
 		}
+		if refunded {
+			ev.refunded += nj.Cost
+		}
+	}
+	if to.Settled() {
+		ev.settled = append(ev.settled, settledJob{platform: nj.Platform, state: to})
 	}
 	return nj, nil
 }

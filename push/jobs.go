@@ -88,7 +88,7 @@ func (e *Engine) Resolve(ctx context.Context, id string, outcome State) (Job, er
 // with a Conflict when the job is not in state from.
 func (e *Engine) move(ctx context.Context, id string, from, to State, note, reason, refusal string) (Job, error) {
 	var out Job
-	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
 		j, err := tx.Job(ctx, id)
 		if err != nil {
 			return err
@@ -103,7 +103,7 @@ func (e *Engine) move(ctx context.Context, id string, from, to State, note, reas
 			}
 			msg += note
 		}
-		out, err = e.settle(ctx, tx, j, to, msg, j.PlatformIndex, e.clock.Now())
+		out, err = e.settle(ctx, tx, ev, j, to, msg, j.PlatformIndex, e.clock.Now())
 		return err
 	})
 	if err != nil {

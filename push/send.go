@@ -199,6 +199,13 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 	if replayed != nil {
 		return e.replay(ctx, *replayed, s.kind, fp)
 	}
+	var charged int64
+	for _, j := range jobs {
+		charged += j.Cost
+	}
+	if charged > 0 {
+		e.obs.PointsCharged(charged)
+	}
 	ids := make([]string, len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID
@@ -391,6 +398,7 @@ func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, kind Request
 		}
 		return Result{}, Errorf(Conflict, "idempotency_conflict", "the Idempotency-Key %q was already used for %s: one key maps to one message; use a new key for a new message", rec.Key, what)
 	}
+	e.obs.Replay(kind)
 	notices, stop := e.notifier.Subscribe(rec.JobIDs)
 	defer stop()
 	jobs, err := e.store.Jobs(ctx, rec.JobIDs)

@@ -31,7 +31,7 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 		wait    time.Duration
 	)
 	now := e.clock.Now()
-	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
 		job, settled, wait = nil, false, 0
 		j, err := tx.Job(ctx, id)
 		if err != nil {
@@ -41,7 +41,7 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 		case Queued:
 			if !now.Before(j.ExpiresAt) {
 				msg := fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait)
-				_, err := e.settle(ctx, tx, j, Expired, msg, "", now)
+				_, err := e.settle(ctx, tx, ev, j, Expired, msg, "", now)
 				settled = true
 				return err
 			}
@@ -67,7 +67,7 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 			job = &nj
 			return nil
 		case Running:
-			_, err := e.settle(ctx, tx, j, Uncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
+			_, err := e.settle(ctx, tx, ev, j, Uncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
 			settled = true
 			return err
 		default:
@@ -107,14 +107,18 @@ func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target) (
 	backoff := e.opts.RetryBackoff
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, e.limits.AttemptTimeout)
+		began := time.Now()
 		receipt, err := p.Send(actx, Delivery{
 			JobID: job.ID, Bot: bot, Target: target, AsType: job.TargetType, Message: job.Message, Attempt: attempt,
 		})
+		took := time.Since(began)
 		cancel()
 		if err == nil {
+			e.obs.PlatformCall(job.Platform, took, "ok")
 			return receipt, nil
 		}
 		se := AsSendError(err)
+		e.obs.PlatformCall(job.Platform, took, se.Outcome.String())
 		if se.Outcome != OutcomeRetryable {
 			return Receipt{}, se
 		}
@@ -154,8 +158,8 @@ func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr e
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	now := e.clock.Now()
-	err := e.store.Update(wctx, func(ctx context.Context, tx Tx) error {
-		_, err := e.settle(ctx, tx, job, to, msg, receipt.PlatformIndex, now)
+	err := e.update(wctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
+		_, err := e.settle(ctx, tx, ev, job, to, msg, receipt.PlatformIndex, now)
 		return err
 	})
 	if err != nil {
@@ -163,6 +167,15 @@ func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr e
 			e.log.Error("recording a send outcome failed; the job stays running and becomes uncertain on recovery", "job", job.ID, "outcome", to, "err", err)
 		}
 		return err
+	}
+	// One line per outcome: failed and uncertain jobs are worth reading.
+	switch to {
+	case Failed:
+		e.log.Info("job settled", "job", job.ID, "platform", job.Platform, "state", to, "err", msg)
+	case Uncertain:
+		e.log.Warn("job settled", "job", job.ID, "platform", job.Platform, "state", to, "err", msg)
+	default:
+		e.log.Debug("job settled", "job", job.ID, "platform", job.Platform, "state", to)
 	}
 	e.notify(ctx, job.ID)
 	return nil

@@ -102,3 +102,26 @@ func (q queries) Backlog(ctx context.Context, botID int64) (int, error) {
 	}
 	return int(n), nil
 }
+
+// BacklogByPlatform returns the number of active (queued or running) jobs
+// of each platform that has any, counted from the jobs themselves (for
+// metrics; the limits are enforced on the counters).
+func (s *Store) BacklogByPlatform(ctx context.Context) (map[string]int, error) {
+	var rows []struct {
+		Platform string `bun:"platform"`
+		N        int64  `bun:"n"`
+	}
+	err := s.r.NewSelect().Model((*jobRow)(nil)).
+		ColumnExpr("platform").ColumnExpr("count(*) AS n").
+		Where("state IN (?, ?)", string(push.Queued), string(push.Running)).
+		Group("platform").
+		Scan(ctx, &rows)
+	if err != nil {
+		return nil, s.fail(err, "count backlog by platform")
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.Platform] = int(r.N)
+	}
+	return out, nil
+}

@@ -214,5 +214,6 @@ func (s *Server) noteJobs(w http.ResponseWriter, req bunrouter.Request, res push
 	infoOf(req.Context()).jobIDs = ids
 	if res.Replayed {
 		w.Header().Set("Idempotency-Replay", "true")
+		infoOf(req.Context()).replayed = true
 	}
 }

@@ -69,8 +69,10 @@ func (s *Server) handleErrors(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ri := infoOf(r.Context())
 	var he *httpError
 	if errors.As(err, &he) {
+		ri.reason = he.reason
 		writeJSON(w, he.status, errorBody{Code: he.status, Message: he.message, Error: he.reason})
 		return
 	}
@@ -100,7 +102,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(int((retry+time.Second-1)/time.Second)))
 	}
+	ri.reason = body.Error
 	if status == 499 {
+		ri.reason = "client_gone"
 		return
 	}
 	writeJSON(w, status, body)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,6 +24,8 @@ type requestInfo struct {
 	principal push.Principal
 	authed    bool
 	jobIDs    []string
+	reason    string // why the request was refused or failed
+	replayed  bool   // answered from an Idempotency-Key record
 }
 
 func infoOf(ctx context.Context) *requestInfo {
@@ -54,7 +57,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 // logRequests writes one log line per request and echoes (or makes) the
-// request id in X-Request-Id. Keys and credentials are never logged.
+// request id in X-Request-Id. Keys and credentials are never logged. The
+// line's level follows the status: error for 5xx, warn for 4xx, info
+// otherwise, and debug for the probes, documents and metrics when they
+// answer 2xx. The observer, when set, hears of every request.
 func (s *Server) logRequests(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
 		start := time.Now()
@@ -69,25 +75,54 @@ func (s *Server) logRequests(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		req = req.WithContext(context.WithValue(req.Context(), requestInfoKey, ri))
 		sw := &statusWriter{ResponseWriter: w}
 		err := next(sw, req)
-		attrs := []any{
-			"method", req.Method,
-			"route", req.Route(),
-			"status", sw.status,
-			"duration", time.Since(start).Round(time.Microsecond),
-			"request_id", rid,
+		took := time.Since(start)
+		status := sw.status
+		switch {
+		case status != 0:
+		case ri.reason == "client_gone":
+			status = 499 // the client went away before an answer was written
+		default:
+			status = http.StatusOK // what net/http sends for an empty answer
+		}
+		route := req.Route()
+		if s.obs != nil {
+			s.obs.HTTPRequest(req.Method, route, status, took)
+		}
+		attrs := []slog.Attr{
+			slog.String("method", req.Method),
+			slog.String("route", route),
+			slog.Int("status", status),
+			slog.Duration("duration", took.Round(time.Microsecond)),
+			slog.String("request_id", rid),
 		}
 		if ri.authed {
-			attrs = append(attrs, "account", ri.principal.AccountID)
+			attrs = append(attrs, slog.Int64("account", ri.principal.AccountID))
 		}
 		if len(ri.jobIDs) > 0 {
-			attrs = append(attrs, "jobs", strings.Join(ri.jobIDs, ","))
+			attrs = append(attrs, slog.String("jobs", strings.Join(ri.jobIDs, ",")))
 		}
-		if err != nil && sw.status < 500 {
-			attrs = append(attrs, "reason", push.ReasonOf(err))
+		if ri.replayed {
+			attrs = append(attrs, slog.Bool("replay", true))
 		}
-		s.log.Info("request", attrs...)
+		if ri.reason != "" {
+			attrs = append(attrs, slog.String("reason", ri.reason))
+		}
+		s.log.LogAttrs(req.Context(), requestLevel(route, status), "request", attrs...)
 		return err
 	}
+}
+
+// requestLevel is the level of a request's log line.
+func requestLevel(route string, status int) slog.Level {
+	switch {
+	case status >= 500:
+		return slog.LevelError
+	case status >= 400:
+		return slog.LevelWarn
+	case !strings.HasPrefix(route, apiPrefix+"/"):
+		return slog.LevelDebug // probes, documents, metrics
+	}
+	return slog.LevelInfo
 }
 
 // apiKeyOf reads the API key from "Authorization: Bearer <key>" or, for

@@ -213,8 +213,22 @@ func TestBodyTooLarge(t *testing.T) {
 	}
 }
 
+// fixedClock stands still, so that a rate limit does not refill while a
+// test makes its requests, however slow the machine.
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
+
+// withFrozenRateLimit gives the engine a rate limiter on a clock that
+// stands still.
+func withFrozenRateLimit() testkit.Option {
+	return testkit.WithEngineOptions(func(o *push.Options) {
+		o.RateLimiter = push.NewLocalRateLimiter(fixedClock{time.Now()})
+	})
+}
+
 func TestRateLimit(t *testing.T) {
-	h := testkit.New(t)
+	h := testkit.New(t, withFrozenRateLimit())
 	f := h.Seed()
 	for i := 1; i <= 120; i++ {
 		r := h.Call("GET", "/openapi/queue-request?key=k", f.Key, nil)

@@ -112,6 +112,7 @@ func (s *Server) single(w http.ResponseWriter, req bunrouter.Request, r push.Sen
 	infoOf(req.Context()).jobIDs = []string{j.ID}
 	if res.Replayed {
 		w.Header().Set("Idempotency-Replay", "true")
+		infoOf(req.Context()).replayed = true
 	}
 	data := messageRecord(j)
 	switch j.State {
@@ -122,6 +123,7 @@ func (s *Server) single(w http.ResponseWriter, req bunrouter.Request, r push.Sen
 	case push.Uncertain:
 		writeOK(w, http.StatusAccepted, "delivery is uncertain: "+j.Error+"; query the job and do not resend it", data)
 	case push.Failed:
+		infoOf(req.Context()).reason = "platform_failed"
 		writeJSON(w, http.StatusInternalServerError, errorBody{
 			Code: http.StatusInternalServerError, Error: "platform_failed", Data: data,
 			Message: "the message was not delivered: " + j.Error,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -26,6 +27,22 @@ type Options struct {
 	// MaxBody caps request bodies in bytes (default 1 MiB); a larger
 	// body gets 413.
 	MaxBody int64
+	// Observer, when set, hears of every answered request (for metrics).
+	Observer RequestObserver
+	// Metrics, when set, is served at GET /metrics.
+	Metrics http.Handler
+	// Ready are the checks of GET /readyz beyond the database, which is
+	// always checked (e.g. Redis, where configured).
+	Ready []ReadyCheck
+	// Version is the version the OpenAPI document states (default "dev").
+	Version string
+}
+
+// RequestObserver hears of every answered request. route is the route
+// pattern (e.g. /api/openapi/queue/:id), empty for a path no route
+// matched; it is never the raw path.
+type RequestObserver interface {
+	HTTPRequest(method, route string, status int, d time.Duration)
 }
 
 // Server is the HTTP front of an engine.
@@ -34,6 +51,13 @@ type Server struct {
 	log     *slog.Logger
 	maxBody int64
 	router  *bunrouter.Router
+	obs     RequestObserver
+	metrics http.Handler
+	ready   []ReadyCheck
+	version string
+
+	openAPIJSON []byte // GET /api/openapi.json
+	docsHTML    []byte // GET /api/docs
 }
 
 // New returns the HTTP front of eng.
@@ -44,7 +68,11 @@ func New(eng *push.Engine, opts Options) *Server {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
-	s := &Server{eng: eng, log: opts.Logger, maxBody: opts.MaxBody}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	s := &Server{eng: eng, log: opts.Logger, maxBody: opts.MaxBody, obs: opts.Observer, metrics: opts.Metrics, version: opts.Version}
+	s.ready = append([]ReadyCheck{{Name: "database", Check: eng.Ping}}, opts.Ready...)
 	s.router = bunrouter.New(
 		bunrouter.Use(s.logRequests, s.handleErrors),
 		bunrouter.WithNotFoundHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
@@ -55,12 +83,23 @@ func New(eng *push.Engine, opts Options) *Server {
 			return errMethodNotAllowed(req.Method, req.URL.Path)
 		}),
 	)
-	s.router.WithGroup(BasePath+"/openapi", func(g *bunrouter.Group) {
+	routes := s.routes()
+	s.router.WithGroup(apiPrefix, func(g *bunrouter.Group) {
 		g = g.Use(s.authenticate)
-		for _, rt := range s.routes() {
-			g.Handle(rt.Method, rt.Path, rt.Handler)
+		for _, rt := range routes {
+			if rt.Auth {
+				g.Handle(rt.Method, strings.TrimPrefix(rt.Path, apiPrefix), rt.Handler)
+			}
 		}
 	})
+	for _, rt := range routes {
+		if !rt.Auth {
+			s.router.Handle(rt.Method, rt.Path, rt.Handler)
+		}
+	}
+	doc := s.buildOpenAPI(routes)
+	s.openAPIJSON = marshalDoc(doc)
+	s.docsHTML = s.renderDocs(doc, routes)
 	return s
 }
 
@@ -76,38 +115,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.router.ServeHTTP(w, r)
-}
-
-// Route is one endpoint of the API.
-type Route struct {
-	Method  string
-	Path    string // under /api/openapi
-	Summary string
-	Handler bunrouter.HandlerFunc
-}
-
-// routes is the route table: every endpoint of the HTTP contract and the
-// extensions.
-func (s *Server) routes() []Route {
-	return []Route{
-		{http.MethodPost, "/v1/push/private", "Send one message (recommended)", s.sendPrivate},
-		{http.MethodPost, "/send", "Send one message (compatibility)", s.sendCompat},
-		{http.MethodPost, "/batch-send", "Batch send to several targets of one bot", s.batchSend},
-		{http.MethodPost, "/v1/push/batch", "Batch send across several bots", s.multiSend},
-		{http.MethodGet, "/queue/:id", "Query a job", s.queryJob},
-		{http.MethodGet, "/queue-request", "Recover a single send by its Idempotency-Key", s.queryByKey},
-		{http.MethodPost, "/queue/:id/cancel", "Cancel a queued job (extension)", s.cancelJob},
-	}
-}
-
-// Routes lists the API's endpoints with their full paths.
-func (s *Server) Routes() []Route {
-	rs := s.routes()
-	for i := range rs {
-		rs[i].Path = BasePath + "/openapi" + rs[i].Path
-		rs[i].Handler = nil
-	}
-	return rs
 }
 
 // NewHTTPServer returns an http.Server for h with timeouts that protect

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
+	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/queue"
@@ -24,8 +26,9 @@ type node struct {
 	eng   *push.Engine
 }
 
-// openNode opens the store and builds (but does not start) the engine.
-func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logger) (*node, error) {
+// openNode opens the store and builds (but does not start) the engine;
+// extra functions may change the engine's options (e.g. its observer).
+func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logger, extra ...func(*push.Options)) (*node, error) {
 	if err := ef.validate(); err != nil {
 		return nil, err
 	}
@@ -38,7 +41,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		return nil, err
 	}
 	q := queue.NewMemory(queue.MemoryOptions{Workers: workers, Logger: log})
-	eng, err := push.New(push.Options{
+	po := push.Options{
 		Store:             store,
 		Queue:             q,
 		Platforms:         platforms.Builtin(popts),
@@ -47,7 +50,11 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		Points:            ef.pointsPolicy(),
 		KeyPrefix:         ef.keyPrefix,
 		LegacyKeyPrefixes: ef.legacy(),
-	})
+	}
+	for _, f := range extra {
+		f(&po)
+	}
+	eng, err := push.New(po)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -72,11 +79,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	n, err := openNode(ctx, &ef, *workers, log)
+	m := metrics.New(metrics.Options{Logger: log})
+	n, err := openNode(ctx, &ef, *workers, log, func(o *push.Options) { o.Observer = m })
 	if err != nil {
 		return err
 	}
 	defer n.store.Close()
+	m.Platforms(n.eng.PlatformNames())
+	m.WatchBacklog(n.store, n.eng.PlatformNames())
 	if err := n.eng.Start(ctx); err != nil {
 		return err
 	}
@@ -85,10 +95,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_ = n.eng.Stop(context.Background())
 		return err
 	}
-	srv := transport.NewHTTPServer(*addr, transport.New(n.eng, transport.Options{Logger: log}), ef.syncWait)
+	api := transport.New(n.eng, transport.Options{Logger: log, Observer: m, Metrics: m.Handler(), Version: version})
+	srv := transport.NewHTTPServer(*addr, api, ef.syncWait)
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("herald serving", "addr", ln.Addr().String(), "db", ef.db, "workers", *workers,
+	log.Info("herald serving", "addr", ln.Addr().String(), "docs", "http://"+ln.Addr().String()+"/api/docs", "db", redactDSN(ef.db), "workers", *workers,
 		"points", ef.points, "rate_limit", ef.rateLimit, "sync_wait", ef.syncWait)
 	fmt.Fprintf(stdout, "herald listening on http://%s/api\n", ln.Addr())
 
@@ -135,4 +147,12 @@ func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	return printJSON(stdout, map[string]any{"db": *db, "migrations": status})
+}
+
+// redactDSN hides the password of a database URL, for logs.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return dsn
 }

@@ -59,7 +59,7 @@ func (s *served) send(t *testing.T, content, idem string) testkit.Response {
 		hdr = []string{"Idempotency-Key", idem}
 	}
 	bot, _ := strconv.Atoi(s.bot)
-	return testkit.Call(t, s.p.URL, "POST", "/openapi/v1/push/private", s.key,
+	return s.p.Call(t, "POST", "/openapi/v1/push/private", s.key,
 		map[string]any{"botId": bot, "target": s.target, "content": content}, hdr...)
 }
 
@@ -118,11 +118,18 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	// While draining, new sends are refused with 503 and Retry-After, and
 	// queries still work.
 	drained := s.send(t, "during drain", "")
-	if q := testkit.Call(t, s.p.URL, "GET", "/openapi/queue/"+jobID, s.key, nil); q.Status != http.StatusOK {
+	if q := s.p.Call(t, "GET", "/openapi/queue/"+jobID, s.key, nil); q.Status != http.StatusOK {
 		t.Fatalf("query while draining: %d %s", q.Status, q.Body)
 	}
 	if drained.Status != http.StatusServiceUnavailable || drained.Header.Get("Retry-After") == "" || drained.JSON()["error"] != "draining" {
 		t.Fatalf("send while draining: %d %v %s", drained.Status, drained.Header, drained.Body)
+	}
+	// The readiness probe says so; the liveness probe does not.
+	if r := s.p.CallRoot(t, "GET", "/readyz"); r.Status != http.StatusServiceUnavailable || r.JSON()["status"] != "draining" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("readyz while draining: %d %v %s", r.Status, r.Header, r.Body)
+	}
+	if r := s.p.CallRoot(t, "GET", "/healthz"); r.Status != http.StatusOK {
+		t.Fatalf("healthz while draining: %d %s", r.Status, r.Body)
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("serve did not exit cleanly: %v", err)
@@ -152,6 +159,13 @@ func TestServeRestartAfterSIGKILL(t *testing.T) {
 	}
 	<-s.tg.Arrived() // the one worker is sending m0; m1 and m2 are queued
 	s.p.Kill()
+	// Release the platform only once it saw m0's connection go, as a real
+	// platform would not answer a request whose client died.
+	for deadline := time.Now().Add(5 * time.Second); s.tg.Abandoned() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the fake platform never saw the killed process's connection close")
+		}
+	}
 	s.tg.Unblock()
 
 	s2 := startServed(t, s.tg, db, "--sync-wait", "100ms", "--points")
@@ -160,7 +174,7 @@ func TestServeRestartAfterSIGKILL(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for id, state := range want {
 		for {
-			r := testkit.Call(t, s2.p.URL, "GET", "/openapi/queue/"+id, s2.key, nil)
+			r := s2.p.Call(t, "GET", "/openapi/queue/"+id, s2.key, nil)
 			got := r.JSON()["data"].(map[string]any)["status"]
 			if got == state {
 				break

@@ -13,7 +13,7 @@ import (
 
 // call sends a raw request to a fake and returns its status and decoded
 // JSON body.
-func call(t *testing.T, method, url string, header http.Header, body []byte) (int, map[string]any) {
+func rawCall(t *testing.T, method, url string, header http.Header, body []byte) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
@@ -41,12 +41,12 @@ func TestWeComFakeChecks(t *testing.T) {
 	f := NewWeCom(t)
 	app := f.NewApp()
 	f.AddUser(app.CorpID, "u", WeComActive)
-	_, tok := call(t, "GET", f.URL()+"/cgi-bin/gettoken?corpid="+app.CorpID+"&corpsecret="+app.Secret, nil, nil)
+	_, tok := rawCall(t, "GET", f.URL()+"/cgi-bin/gettoken?corpid="+app.CorpID+"&corpsecret="+app.Secret, nil, nil)
 	token, _ := tok["access_token"].(string)
 	if token == "" || tok["expires_in"] != 7200.0 {
 		t.Fatalf("gettoken = %v", tok)
 	}
-	_, again := call(t, "GET", f.URL()+"/cgi-bin/gettoken?corpid="+app.CorpID+"&corpsecret="+app.Secret, nil, nil)
+	_, again := rawCall(t, "GET", f.URL()+"/cgi-bin/gettoken?corpid="+app.CorpID+"&corpsecret="+app.Secret, nil, nil)
 	if again["access_token"] != token {
 		t.Fatal("a second gettoken within the lifetime returned another token")
 	}
@@ -79,7 +79,7 @@ func TestWeComFakeChecks(t *testing.T) {
 			if strings.HasPrefix(c.url, "/cgi-bin/gettoken") {
 				method = "GET"
 			}
-			status, m := call(t, method, f.URL()+c.url, jsonHeader(), c.body)
+			status, m := rawCall(t, method, f.URL()+c.url, jsonHeader(), c.body)
 			if status != 200 || m["errcode"] != c.code || !strings.Contains(m["errmsg"].(string), "more info at") {
 				t.Fatalf("%d %v, want HTTP 200 errcode %v", status, m, c.code)
 			}
@@ -87,17 +87,17 @@ func TestWeComFakeChecks(t *testing.T) {
 	}
 	// Long text is cut to 2048 bytes without an error, as WeCom does.
 	long := strings.Repeat("字", 700)
-	_, m := call(t, "POST", f.URL()+"/cgi-bin/message/send?access_token="+token, jsonHeader(),
+	_, m := rawCall(t, "POST", f.URL()+"/cgi-bin/message/send?access_token="+token, jsonHeader(),
 		body(map[string]any{"touser": "u", "msgtype": "text", "agentid": app.AgentID, "text": map[string]string{"content": long}}))
 	if m["errcode"] != 0.0 || len(f.Messages()[0].Content) != 2046 {
 		t.Fatalf("long text: %v, delivered %d bytes", m, len(f.Messages()[0].Content))
 	}
 	// An expired token is refused with 42001 and a new one is issued.
 	f.ExpireTokens()
-	if _, m := call(t, "POST", f.URL()+"/cgi-bin/message/send?access_token="+token, jsonHeader(), body(text)); m["errcode"] != 42001.0 {
+	if _, m := rawCall(t, "POST", f.URL()+"/cgi-bin/message/send?access_token="+token, jsonHeader(), body(text)); m["errcode"] != 42001.0 {
 		t.Fatalf("expired token: %v", m)
 	}
-	if _, m := call(t, "GET", f.URL()+"/cgi-bin/gettoken?corpid="+app.CorpID+"&corpsecret="+app.Secret, nil, nil); m["access_token"] == token {
+	if _, m := rawCall(t, "GET", f.URL()+"/cgi-bin/gettoken?corpid="+app.CorpID+"&corpsecret="+app.Secret, nil, nil); m["access_token"] == token {
 		t.Fatal("an expired token was handed out again")
 	}
 }
@@ -110,7 +110,7 @@ func TestFeishuFakeChecks(t *testing.T) {
 	f.AddUser("open_id", "ou_1234567890")
 	f.SetTokenTTL(4 * time.Second)
 	body := func(v any) []byte { b, _ := json.Marshal(v); return b }
-	_, tok := call(t, "POST", f.URL()+"/open-apis/auth/v3/tenant_access_token/internal", jsonHeader(), body(map[string]string{"app_id": app.AppID, "app_secret": app.AppSecret}))
+	_, tok := rawCall(t, "POST", f.URL()+"/open-apis/auth/v3/tenant_access_token/internal", jsonHeader(), body(map[string]string{"app_id": app.AppID, "app_secret": app.AppSecret}))
 	token, _ := tok["tenant_access_token"].(string)
 	if token == "" || tok["expire"] != 4.0 {
 		t.Fatalf("token = %v", tok)
@@ -155,7 +155,7 @@ func TestFeishuFakeChecks(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			status, m := call(t, "POST", f.URL()+c.path, c.header, c.body)
+			status, m := rawCall(t, "POST", f.URL()+c.path, c.header, c.body)
 			if status != c.status || m["code"] != c.code {
 				t.Fatalf("%d %v, want HTTP %d code %v", status, m, c.status, c.code)
 			}
@@ -164,7 +164,7 @@ func TestFeishuFakeChecks(t *testing.T) {
 	// The same uuid delivers once and answers the first message again.
 	var ids []any
 	for i := 0; i < 2; i++ {
-		_, m := call(t, "POST", f.URL()+"/open-apis/im/v1/messages?receive_id_type=open_id", auth, msg(textContent, map[string]any{"uuid": "job-1"}))
+		_, m := rawCall(t, "POST", f.URL()+"/open-apis/im/v1/messages?receive_id_type=open_id", auth, msg(textContent, map[string]any{"uuid": "job-1"}))
 		ids = append(ids, m["data"].(map[string]any)["message_id"])
 	}
 	if ids[0] != ids[1] || len(f.Messages()) != 1 || f.Deduplicated() != 1 {
@@ -173,11 +173,11 @@ func TestFeishuFakeChecks(t *testing.T) {
 	// With a quarter of its life left, a new token is issued and the old
 	// one keeps working until it expires.
 	time.Sleep(3200 * time.Millisecond)
-	_, tok2 := call(t, "POST", f.URL()+"/open-apis/auth/v3/tenant_access_token/internal", jsonHeader(), body(map[string]string{"app_id": app.AppID, "app_secret": app.AppSecret}))
+	_, tok2 := rawCall(t, "POST", f.URL()+"/open-apis/auth/v3/tenant_access_token/internal", jsonHeader(), body(map[string]string{"app_id": app.AppID, "app_secret": app.AppSecret}))
 	if tok2["tenant_access_token"] == token {
 		t.Fatal("the same token near its expiry")
 	}
-	if status, m := call(t, "POST", f.URL()+"/open-apis/im/v1/messages?receive_id_type=open_id", auth, msg(textContent, nil)); status != 200 {
+	if status, m := rawCall(t, "POST", f.URL()+"/open-apis/im/v1/messages?receive_id_type=open_id", auth, msg(textContent, nil)); status != 200 {
 		t.Fatalf("the old token stopped working early: %v", m)
 	}
 }

@@ -39,10 +39,49 @@ type Process struct {
 	// URL is the API's base URL, ending in /api (for serve).
 	URL string
 
-	mu     sync.Mutex
-	output bytes.Buffer // stdout and stderr, interleaved
-	done   chan struct{}
-	err    error
+	mu       sync.Mutex
+	output   bytes.Buffer // stdout and stderr, interleaved
+	done     chan struct{}
+	err      error
+	contract *Contract
+}
+
+// Call sends a request to the served API like Herald.Call (path relative
+// to /api), and checks the answer against the OpenAPI document the
+// process serves.
+func (p *Process) Call(tb testing.TB, method, path, key string, body any, header ...string) Response {
+	tb.Helper()
+	return call(tb, p.Contract(tb), p.URL, method, path, key, body, header...)
+}
+
+// CallRoot is Call for paths outside /api (/healthz, /readyz, /metrics).
+func (p *Process) CallRoot(tb testing.TB, method, path string, header ...string) Response {
+	tb.Helper()
+	return call(tb, p.Contract(tb), strings.TrimSuffix(p.URL, "/api"), method, path, "", nil, header...)
+}
+
+// Contract returns the OpenAPI document the process serves, fetched on
+// first use.
+func (p *Process) Contract(tb testing.TB) *Contract {
+	tb.Helper()
+	p.mu.Lock()
+	c := p.contract
+	p.mu.Unlock()
+	if c != nil {
+		return c
+	}
+	r := Call(tb, p.URL, "GET", "/openapi.json", "", nil)
+	if r.Status != 200 {
+		tb.Fatalf("GET /api/openapi.json: %d %s", r.Status, r.Body)
+	}
+	c, err := LoadContract(r.Body)
+	if err != nil {
+		tb.Fatalf("testkit: %v", err)
+	}
+	p.mu.Lock()
+	p.contract = c
+	p.mu.Unlock()
+	return c
 }
 
 // Output returns what the process printed so far.

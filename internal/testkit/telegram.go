@@ -41,6 +41,7 @@ type Telegram struct {
 	drops     int
 	gate      chan struct{} // while non-nil, requests wait for it to close
 	requests  int
+	abandoned int // requests whose client went away while they waited
 	arrived   chan struct{}
 	nextBotID int64
 	chaos     *chaos
@@ -191,6 +192,14 @@ func (f *Telegram) Requests() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.requests
+}
+
+// Abandoned returns how many requests were dropped unanswered because
+// their client went away while they were blocked or delayed.
+func (f *Telegram) Abandoned() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.abandoned
 }
 
 // Arrived receives a value each time a send request arrives.
@@ -375,10 +384,16 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Unlock()
 
+	abandon := func() {
+		f.mu.Lock()
+		f.abandoned++
+		f.mu.Unlock()
+	}
 	if gate != nil {
 		select {
 		case <-gate:
 		case <-r.Context().Done():
+			abandon()
 			return
 		}
 	}
@@ -386,6 +401,7 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(delay):
 		case <-r.Context().Done():
+			abandon()
 			return
 		}
 	}

@@ -16,9 +16,11 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/queue"
@@ -35,11 +37,20 @@ type Herald struct {
 	Server   *httptest.Server
 	Clock    *Clock
 	Telegram *Telegram
+	// Metrics observes the engine and the HTTP front; GET /metrics serves it.
+	Metrics *metrics.Metrics
+	// API is the HTTP front.
+	API *transport.Server
 	// URL is the API's base URL, ending in /api.
 	URL string
+	// Root is the server's root URL (the probes and /metrics live there).
+	Root string
 
 	stopped bool
 	chatSeq int64
+
+	contractOnce sync.Once
+	contract     *Contract
 }
 
 type config struct {
@@ -52,6 +63,7 @@ type config struct {
 	noStart  bool
 	logger   *slog.Logger
 	pacing   bool
+	ready    []transport.ReadyCheck
 }
 
 // Option configures New.
@@ -87,6 +99,12 @@ func WithPacing() Option { return func(c *config) { c.pacing = true } }
 // WithLogger sends the engine's and the HTTP front's logs to l.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
+// WithReadyCheck adds a readiness check to GET /readyz (beside the
+// database's).
+func WithReadyCheck(rc transport.ReadyCheck) Option {
+	return func(c *config) { c.ready = append(c.ready, rc) }
+}
+
 // New starts a Herald that stops when the test ends.
 func New(tb testing.TB, opts ...Option) *Herald {
 	tb.Helper()
@@ -107,6 +125,7 @@ func New(tb testing.TB, opts ...Option) *Herald {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	clock := &Clock{}
+	m := metrics.New(metrics.Options{Logger: logger, NoRuntime: true})
 	q := queue.NewMemory(queue.MemoryOptions{Workers: c.workers, Logger: logger, RetryDelay: 50 * time.Millisecond})
 	po := push.Options{
 		Store: store,
@@ -119,6 +138,7 @@ func New(tb testing.TB, opts ...Option) *Herald {
 		}),
 		Clock:        clock,
 		Logger:       logger,
+		Observer:     m,
 		Limits:       c.limits,
 		Points:       c.points,
 		RetryBackoff: 20 * time.Millisecond,
@@ -130,8 +150,12 @@ func New(tb testing.TB, opts ...Option) *Herald {
 	if err != nil {
 		tb.Fatalf("testkit: new engine: %v", err)
 	}
-	h := &Herald{T: tb, Engine: eng, Store: store, Queue: q, Clock: clock, Telegram: c.telegram}
-	h.Server = httptest.NewServer(transport.New(eng, transport.Options{Logger: logger}))
+	m.Platforms(eng.PlatformNames())
+	m.WatchBacklog(store, eng.PlatformNames())
+	h := &Herald{T: tb, Engine: eng, Store: store, Queue: q, Clock: clock, Telegram: c.telegram, Metrics: m}
+	h.API = transport.New(eng, transport.Options{Logger: logger, Observer: m, Metrics: m.Handler(), Ready: c.ready})
+	h.Server = httptest.NewServer(h.API)
+	h.Root = h.Server.URL
 	h.URL = h.Server.URL + transport.BasePath
 	if !c.noStart {
 		if err := eng.Start(ctx); err != nil {
@@ -251,15 +275,44 @@ func (r Response) Decode(tb testing.TB, v any) {
 
 // Call sends a request to the API: path is relative to /api, body is
 // marshalled as JSON unless it is a string or []byte, and header pairs
-// ("Name", "value", …) are added.
+// ("Name", "value", …) are added. The answer is checked against the
+// server's OpenAPI document: a mismatch fails the test.
 func (h *Herald) Call(method, path, key string, body any, header ...string) Response {
 	h.T.Helper()
-	return Call(h.T, h.URL, method, path, key, body, header...)
+	return call(h.T, h.Contract(), h.URL, method, path, key, body, header...)
+}
+
+// CallRoot is Call for paths outside /api (/healthz, /readyz, /metrics).
+func (h *Herald) CallRoot(method, path string, header ...string) Response {
+	h.T.Helper()
+	return call(h.T, h.Contract(), h.Root, method, path, "", nil, header...)
+}
+
+// Contract returns the server's OpenAPI document, loaded on first use.
+func (h *Herald) Contract() *Contract {
+	h.T.Helper()
+	h.contractOnce.Do(func() {
+		c, err := LoadContract(h.API.OpenAPI())
+		if err != nil {
+			h.T.Fatalf("testkit: %v", err)
+		}
+		h.contract = c
+	})
+	if h.contract == nil {
+		h.T.Fatalf("testkit: the OpenAPI document did not load")
+	}
+	return h.contract
 }
 
 // Call sends a request to the API at base (ending in /api). It is Herald.Call
-// for servers started outside the testkit.
+// for servers started outside the testkit, without the document check
+// (Process.Call has it).
 func Call(tb testing.TB, base, method, path, key string, body any, header ...string) Response {
+	tb.Helper()
+	return call(tb, nil, base, method, path, key, body, header...)
+}
+
+func call(tb testing.TB, contract *Contract, base, method, path, key string, body any, header ...string) Response {
 	tb.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -296,6 +349,11 @@ func Call(tb testing.TB, base, method, path, key string, body any, header ...str
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		tb.Fatalf("testkit: read answer: %v", err)
+	}
+	if contract != nil {
+		if err := contract.Check(req, resp.StatusCode, resp.Header, data); err != nil {
+			tb.Errorf("testkit: the answer to %s %s does not match the OpenAPI document: %v\nstatus %d, headers %v\n%s", method, path, err, resp.StatusCode, resp.Header, data)
+		}
 	}
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
 }

@@ -1,0 +1,90 @@
+package push
+
+import (
+	"context"
+	"time"
+)
+
+// Observer receives the engine's events, for metrics. Its methods are
+// called on the engine's hot paths (after the store committed what they
+// report), so they must be quick and safe for concurrent use. Labels it
+// receives are bounded: platform names, job states, outcomes and request
+// kinds, never a target, key or account.
+type Observer interface {
+	// JobSettled reports a job of the platform that reached a final (or,
+	// for uncertain, a waiting) state: succeeded, failed, canceled,
+	// expired or uncertain.
+	JobSettled(platform string, state State)
+	// PlatformCall reports one call to a platform and how long it took.
+	// outcome is "ok", or the failed call's Outcome: "definitive",
+	// "retryable" or "uncertain".
+	PlatformCall(platform string, d time.Duration, outcome string)
+	// PointsCharged reports points taken from balances by new sends.
+	PointsCharged(n int64)
+	// PointsRefunded reports points returned to balances (canceled and
+	// expired jobs, and failed ones when the policy refunds them).
+	PointsRefunded(n int64)
+	// Replay reports a send answered from its Idempotency-Key record.
+	Replay(kind RequestKind)
+	// RateLimited reports a request refused by the per-key rate limit.
+	RateLimited()
+}
+
+// NopObserver is an Observer that ignores every event (the default).
+type NopObserver struct{}
+
+// JobSettled implements Observer.
+func (NopObserver) JobSettled(string, State) {}
+
+// PlatformCall implements Observer.
+func (NopObserver) PlatformCall(string, time.Duration, string) {}
+
+// PointsCharged implements Observer.
+func (NopObserver) PointsCharged(int64) {}
+
+// PointsRefunded implements Observer.
+func (NopObserver) PointsRefunded(int64) {}
+
+// Replay implements Observer.
+func (NopObserver) Replay(RequestKind) {}
+
+// RateLimited implements Observer.
+func (NopObserver) RateLimited() {}
+
+// settledJob is one move to a settled state made in a transaction.
+type settledJob struct {
+	platform string
+	state    State
+}
+
+// txEvents collects what one transaction settled and refunded, so that
+// the observer hears of it only once the transaction committed (and once,
+// however often the store retried the transaction).
+type txEvents struct {
+	settled  []settledJob
+	refunded int64
+}
+
+// update runs fn in one store transaction and reports its events to the
+// observer when it commits.
+func (e *Engine) update(ctx context.Context, fn func(ctx context.Context, tx Tx, ev *txEvents) error) error {
+	var ev txEvents
+	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		ev = txEvents{}
+		return fn(ctx, tx, &ev)
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range ev.settled {
+		e.obs.JobSettled(s.platform, s.state)
+	}
+	if ev.refunded > 0 {
+		e.obs.PointsRefunded(ev.refunded)
+	}
+	return nil
+}
+
+// Ping checks that the engine's store can be reached (for readiness
+// probes).
+func (e *Engine) Ping(ctx context.Context) error { return e.store.Ping(ctx) }
