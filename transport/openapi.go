@@ -313,7 +313,7 @@ func apiDescription(l push.Limits) string {
 		fmt.Fprintf(&b, "- %s: %s\n", lim[0], lim[1])
 	}
 	b.WriteString("\nEvery refusal charges, queues and sends nothing, and its body is `{\"code\": <HTTP status>, \"message\": \"<what is wrong and what to do>\", \"error\": \"<stable reason>\"}`. " +
-		"A path that does not exist answers 404 (error route_not_found) and a method a path does not take answers 405 (error method_not_allowed), with the same body.")
+		"A path that does not exist answers 404 (error route_not_found), a method a path does not take answers 405 (error method_not_allowed), and a path with a control character (such as %00) answers 400 (error invalid_path), with the same body.")
 	return b.String()
 }
 

@@ -107,12 +107,12 @@ func New(eng *push.Engine, opts Options) *Server {
 // decoded %00, say) are refused before routing: no route has them, and the
 // router's tree lookup is not safe with a NUL byte.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	for i := 0; i < len(r.URL.Path); i++ {
-		if c := r.URL.Path[i]; c < 0x20 || c == 0x7f {
-			writeJSON(w, http.StatusBadRequest, errorBody{Code: http.StatusBadRequest, Error: "invalid_path",
-				Message: "the request path contains a control character: check the URL"})
-			return
+	if hasControlChar(r.URL.Path) {
+		refuse := func(http.ResponseWriter, bunrouter.Request) error {
+			return &httpError{http.StatusBadRequest, "invalid_path", "the request path contains a control character: check the URL"}
 		}
+		_ = s.logRequests(s.handleErrors(refuse))(w, bunrouter.NewRequest(r))
+		return
 	}
 	s.router.ServeHTTP(w, r)
 }
@@ -131,4 +131,14 @@ func NewHTTPServer(addr string, h http.Handler, syncWait time.Duration) *http.Se
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+}
+
+// hasControlChar reports whether s has a byte below 0x20 or DEL.
+func hasControlChar(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
