@@ -52,7 +52,9 @@ func TestPostgresDown(t *testing.T) {
 		{"write", func() error { return s.SetAccountStatus(ctx, a.ID, push.AccountSuspended) }},
 		{"ping", func() error { return s.Ping(ctx) }},
 		{"transaction", func() error {
-			return s.Update(ctx, func(ctx context.Context, tx push.Tx) error { return tx.CreateJobs(ctx, []*push.Job{newJob(a, b, tg, "x")}) })
+			return s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				return tx.CreateJobs(ctx, []*push.Job{newJob(a, b, tg, "x")})
+			})
 		}},
 	}
 	for _, tt := range tests {
