@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/heraldpush/herald/push"
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 )
 
