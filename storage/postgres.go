@@ -11,7 +11,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/heraldpush/herald/push"
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/uptrace/bun"
@@ -160,7 +162,11 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	d := postgresDialect()
 	if err := db.PingContext(ctx); err != nil {
 		sqldb.Close()
-		return nil, d.classify(fmt.Errorf("storage: connect to PostgreSQL %s: %w", Redact(dsn), err))
+		msg := "storage: cannot connect to PostgreSQL at " + Redact(dsn)
+		if push.KindOf(d.classify(err)) == push.Unavailable {
+			return nil, &push.Error{Kind: push.Unavailable, Reason: "database_unavailable", RetryAfter: 5 * time.Second, Message: msg, Err: err}
+		}
+		return nil, fmt.Errorf("%s: %w", msg, err)
 	}
 	return newStore(db, db, d, db.Close), nil
 }
