@@ -368,8 +368,7 @@ func TestScaleOutPostgresDown(t *testing.T) {
 	pg := testkit.PostgresURL(t)
 	proxy := testkit.NewProxy(t, testkit.HostPort(t, pg))
 	c := newScaleOut(t, pg, testkit.WithHost(t, pg, proxy.Addr()), testkit.RedisURL(t))
-	a := c.api(t)
-	c.worker(t, "--workers", "2")
+	a := testkit.StartServe(t, heraldBin, c.env) // API and workers in one node
 	if r := c.sendVia(t, a.URL, c.key, "before", ""); r.Status != http.StatusOK {
 		t.Fatalf("send with PostgreSQL up: %d %s", r.Status, r.Body)
 	}
