@@ -18,7 +18,7 @@ import (
 //
 // While Redis cannot be reached, each node falls back to its own
 // in-process limiter, so the API keeps answering; the limit is then per
-// node until Redis is back.
+// node until Redis is back (asked again each second).
 type RateLimiter struct {
 	limiter   *redis_rate.Limiter
 	namespace string
@@ -26,7 +26,13 @@ type RateLimiter struct {
 	timeout   time.Duration
 	log       *slog.Logger
 	degraded  atomic.Bool
+	skipUntil atomic.Int64 // Unix ns: after a failure, Redis is not asked again before then
 }
+
+// retryRedis is how long a node limits on its own after Redis failed to
+// answer, before it asks Redis again (so that an outage does not add the
+// timeout to every request).
+const retryRedis = time.Second
 
 var _ push.RateLimiter = (*RateLimiter)(nil)
 
@@ -69,6 +75,9 @@ func (l *RateLimiter) Allow(ctx context.Context, key string, limit int, period t
 	if limit <= 0 {
 		return push.RateDecision{Allowed: true, Limit: limit}, nil
 	}
+	if time.Now().UnixNano() < l.skipUntil.Load() {
+		return l.fallback.Allow(ctx, key, limit, period)
+	}
 	rctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	res, err := l.limiter.Allow(rctx, l.namespace+":"+key, redis_rate.Limit{Rate: limit, Burst: limit, Period: period})
@@ -76,6 +85,7 @@ func (l *RateLimiter) Allow(ctx context.Context, key string, limit int, period t
 		if ctx.Err() != nil {
 			return push.RateDecision{}, ctx.Err()
 		}
+		l.skipUntil.Store(time.Now().Add(retryRedis).UnixNano())
 		if !l.degraded.Swap(true) {
 			l.log.Warn("rate limit: Redis cannot be reached; each node limits on its own until it is back", "err", err)
 		}
