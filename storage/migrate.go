@@ -60,6 +60,13 @@ func (s *Store) lockMigrations(ctx context.Context) (unlock func(), err error) {
 
 // MigrationStatus lists the migrations and whether each is applied.
 func (s *Store) MigrationStatus(ctx context.Context) ([]string, error) {
+	if s.dialect.name == "postgres" {
+		unlock, err := s.lockMigrations(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	m, err := s.migrator()
 	if err != nil {
 		return nil, err
