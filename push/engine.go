@@ -34,14 +34,17 @@ type Options struct {
 
 	// Shared says that other Herald processes work on the same store. When
 	// false (the embedded default), Start treats jobs left running as
-	// orphans of a previous process and makes them uncertain.
+	// orphans of a previous process and makes them uncertain. When true,
+	// a job left running by a node that died is made uncertain when the
+	// queue hands it to a worker again, or by the reconciler once it has
+	// been running longer than any live worker takes (the send window, one
+	// platform call and a minute).
 	Shared bool
 	// SweepInterval is how often queued jobs past their queue-wait limit
 	// are expired and old idempotency records deleted (default 30 s).
 	SweepInterval time.Duration
-	// ReconcileInterval, when set, is how often queued jobs older than
-	// that interval are handed to the queue again, for queues that can
-	// lose ids (default 0: off).
+	// ReconcileInterval, when set, is how often the reconciler runs (see
+	// Reconcile), for queues that can lose ids (default 0: off).
 	ReconcileInterval time.Duration
 	// RetryBackoff is the first wait before a retryable platform error is
 	// tried again; it doubles per attempt (default 1 s).
@@ -218,12 +221,81 @@ func (e *Engine) background(ctx context.Context) {
 				e.log.Warn("sweep failed", "err", err)
 			}
 		case <-reconcile:
-			cutoff := e.clock.Now().Add(-e.opts.ReconcileInterval)
-			if err := e.requeue(ctx, cutoff); err != nil && ctx.Err() == nil {
+			if err := e.Reconcile(ctx); err != nil && ctx.Err() == nil {
 				e.log.Warn("reconcile failed", "err", err)
 			}
 		}
 	}
+}
+
+// Reconcile repairs what a queue that lost ids or a node that died leaves
+// behind: it hands queued jobs older than ReconcileInterval to the queue
+// again (enqueueing is idempotent), with Options.Shared makes uncertain the
+// jobs running for longer than any live worker takes, and has the store
+// recount its backlog counters when it can (BacklogRecounter). It runs
+// every ReconcileInterval after Start; tests call it directly.
+func (e *Engine) Reconcile(ctx context.Context) error {
+	cutoff := e.clock.Now().Add(-e.opts.ReconcileInterval)
+	errs := []error{e.requeue(ctx, cutoff)}
+	if e.opts.Shared {
+		errs = append(errs, e.recoverStale(ctx))
+	}
+	if rc, ok := e.store.(BacklogRecounter); ok {
+		n, err := rc.RecountBacklog(ctx)
+		if n > 0 {
+			e.log.Warn("backlog counters had drifted from the jobs and were corrected", "counters", n)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// staleAfter is how long a job may be running before its worker is taken
+// for dead: the send window, one more platform call, and a minute to
+// record the outcome.
+func (e *Engine) staleAfter() time.Duration {
+	return e.limits.SendWindow + e.limits.AttemptTimeout + time.Minute
+}
+
+// recoverStale makes uncertain the jobs that have been running for longer
+// than staleAfter: their worker died and the queue no longer holds them
+// (for example Redis lost its data), so nothing else would settle them.
+func (e *Engine) recoverStale(ctx context.Context) error {
+	ids, err := e.store.FindJobs(ctx, Running, time.Time{}, 0)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	jobs, err := e.store.Jobs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	now := e.clock.Now()
+	limit := e.staleAfter()
+	msg := fmt.Sprintf("the worker sending the job stopped (no outcome after %s); delivery is unknown: check the platform, then resolve the job", limit)
+	for _, j := range jobs {
+		if now.Sub(j.StartedAt) < limit {
+			continue
+		}
+		var moved bool
+		err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
+			moved = false
+			cur, err := tx.Job(ctx, j.ID)
+			if err != nil || cur.State != Running || !cur.StartedAt.Equal(j.StartedAt) {
+				return err
+			}
+			_, err = e.settle(ctx, tx, ev, cur, Uncertain, msg, "", now)
+			moved = err == nil
+			return err
+		})
+		if err != nil && !IsKind(err, Conflict) {
+			return fmt.Errorf("push: recover stale job %s: %w", j.ID, err)
+		}
+		if moved {
+			e.log.Warn("a job running past any worker's time limit is now uncertain", "job", j.ID, "started", j.StartedAt)
+			e.notify(ctx, j.ID)
+		}
+	}
+	return nil
 }
 
 // Sweep expires queued jobs that passed their queue-wait limit (returning

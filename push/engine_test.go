@@ -594,3 +594,71 @@ func TestSyncWaitDefaultIsEightSeconds(t *testing.T) {
 	}
 	h.WaitJob(res.Jobs[0].ID, push.Succeeded, 5*time.Second)
 }
+
+// TestReconcileSettlesStaleJobsAndRecounts: in shared mode, a job running
+// for longer than any live worker takes (send window 1 min + one platform
+// call 30 s + 1 min) is made uncertain by the reconciler, one that is not
+// is left alone, and backlog counters that drifted are recounted.
+func TestReconcileSettlesStaleJobsAndRecounts(t *testing.T) {
+	h := testkit.New(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{Enabled: true}),
+		testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}),
+		testkit.WithEngineOptions(func(o *push.Options) { o.Shared = true }))
+	f := h.Seed()
+	var ids []string
+	for i := 0; i < 2; i++ {
+		res, err := send(t, h, f, "", fmt.Sprintf("m%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Jobs[0].ID)
+	}
+	start := func(id string) {
+		t.Helper()
+		if _, err := h.Store.MoveJob(ctx, push.JobMove{ID: id, From: push.Queued, To: push.Running, At: h.Clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(ids[0]) // its worker dies; the queue lost its task
+	h.Clock.Advance(time.Minute)
+	start(ids[1]) // a slow, live worker
+	h.Clock.Advance(89 * time.Second)
+	if err := h.Engine.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if j, _ := h.Engine.JobByID(ctx, id); j.State != push.Running {
+			t.Fatalf("job %s is %s after 2m29s at most, want still running", id, j.State)
+		}
+	}
+	h.Clock.Advance(2 * time.Second)
+	if err := h.Engine.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := h.Engine.JobByID(ctx, ids[0]); j.State != push.Uncertain || j.Error == "" {
+		t.Fatalf("stale job: %s %q, want uncertain with a reason", j.State, j.Error)
+	}
+	if j, _ := h.Engine.JobByID(ctx, ids[1]); j.State != push.Running {
+		t.Fatalf("live job: %s, want running", j.State)
+	}
+	if got := h.Balance(f.Account.ID); got != 98 {
+		t.Fatalf("balance %d, want 98: uncertain jobs are not refunded", got)
+	}
+	if n, _ := h.Store.Backlog(ctx, f.Bot.ID); n != 1 {
+		t.Fatalf("bot backlog %d, want 1", n)
+	}
+	// Counters edited behind the engine's back are recounted from the jobs.
+	if _, err := h.Store.DB().NewUpdate().Table("backlog").Set("n = 42").Where("n >= 0").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Engine.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, bot := range []int64{0, f.Bot.ID} {
+		if n, _ := h.Store.Backlog(ctx, bot); n != 1 {
+			t.Fatalf("backlog of %d after the recount = %d, want 1", bot, n)
+		}
+	}
+	if got := h.Telegram.Requests(); got != 0 {
+		t.Fatalf("the reconciler sent %d messages", got)
+	}
+}

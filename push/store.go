@@ -85,3 +85,11 @@ type Tx interface {
 	// limit of them; with expiredBy set, only those that expire by then.
 	FindJobs(ctx context.Context, s State, expiredBy time.Time, limit int) ([]string, error)
 }
+
+// BacklogRecounter is implemented by stores that can recompute their
+// backlog counters from the job rows. The engine's reconciler calls it as a
+// guard against counters that drifted (rows edited by hand, a restored
+// backup); it returns how many counters it corrected.
+type BacklogRecounter interface {
+	RecountBacklog(ctx context.Context) (int, error)
+}

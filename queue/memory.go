@@ -1,6 +1,6 @@
 // Package queue implements push.Queue: Memory, the in-process queue of the
 // embedded mode, durable through the store (the engine re-enqueues queued
-// jobs when it starts).
+// jobs when it starts), and Redis, the asynq queue that many nodes share.
 package queue
 
 import (

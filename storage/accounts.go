@@ -58,10 +58,21 @@ func (q queries) SetAccountStatus(ctx context.Context, id int64, s push.AccountS
 // SetPoints implements push.Tx.
 func (q queries) SetPoints(ctx context.Context, id int64, balance int64, at time.Time) error {
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		a, err := q.Account(ctx, id)
-		if err != nil {
-			return err
+		// The row is locked for the read, so that the ledger records the
+		// difference from the balance actually replaced.
+		var row accountRow
+		sel := q.w.NewSelect().Model(&row).Where("id = ?", id)
+		if q.store.dialect.forUpdate {
+			sel = sel.For("UPDATE")
 		}
+		err := sel.Scan(ctx)
+		if isNoRows(err) {
+			return notFound("account", id)
+		}
+		if err != nil {
+			return q.fail(err, "read account")
+		}
+		a := row.account()
 		if _, err := q.w.NewUpdate().Model((*accountRow)(nil)).Set("points = ?", balance).Where("id = ?", id).Exec(ctx); err != nil {
 			return q.fail(err, "set points")
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/push"
+	"github.com/uptrace/bun"
 )
 
 // The backlog table counts active (queued or running) jobs per bot, with
@@ -124,4 +125,65 @@ func (s *Store) BacklogByPlatform(ctx context.Context) (map[string]int, error) {
 		out[r.Platform] = int(r.N)
 	}
 	return out, nil
+}
+
+// RecountBacklog recomputes the backlog counters from the job rows and
+// corrects every counter that differs; it returns how many it corrected.
+// The counters change in the same transactions as the jobs, so they only
+// drift when rows were edited by hand or restored from a backup; the
+// engine's reconciler calls this as a guard.
+//
+// On PostgreSQL the counter table is locked against writers (readers go
+// on) while the jobs are counted: transactions that reserve or release
+// backlog wait, and a transaction that moved a job but has not released
+// its counter yet is counted on both sides as still active.
+func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
+	var fixed int
+	err := s.runTx(ctx, func(ctx context.Context, q queries) error {
+		fixed = 0
+		if s.dialect.name == "postgres" {
+			if _, err := q.w.ExecContext(ctx, "LOCK TABLE backlog IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+				return q.fail(err, "lock backlog counters")
+			}
+		}
+		var active []struct {
+			BotID int64
+			N     int64
+		}
+		if err := q.w.NewSelect().Model((*jobRow)(nil)).
+			Column("bot_id").ColumnExpr("COUNT(*) AS n").
+			Where("state IN (?)", bun.List([]string{string(push.Queued), string(push.Running)})).
+			Group("bot_id").
+			Scan(ctx, &active); err != nil {
+			return q.fail(err, "count active jobs")
+		}
+		want := map[int64]int64{totalRow: 0}
+		for _, a := range active {
+			want[a.BotID] = a.N
+			want[totalRow] += a.N
+		}
+		var rows []backlogRow
+		if err := q.w.NewSelect().Model(&rows).Scan(ctx); err != nil {
+			return q.fail(err, "read backlog counters")
+		}
+		have := make(map[int64]int64, len(rows))
+		for _, r := range rows {
+			have[r.BotID] = r.N
+			if _, ok := want[r.BotID]; !ok {
+				want[r.BotID] = 0
+			}
+		}
+		for bot, n := range want {
+			if cur, ok := have[bot]; ok && cur == n || !ok && n == 0 {
+				continue
+			}
+			row := backlogRow{BotID: bot, N: n}
+			if _, err := q.w.NewInsert().Model(&row).On("CONFLICT (bot_id) DO UPDATE").Set("n = EXCLUDED.n").Exec(ctx); err != nil {
+				return q.fail(err, "correct backlog counter")
+			}
+			fixed++
+		}
+		return nil
+	})
+	return fixed, err
 }

@@ -20,6 +20,16 @@ type dialect struct {
 	isBusy func(error) bool
 	// isDown reports a database that cannot be reached.
 	isDown func(error) bool
+	// cannotConnect reports a failure to open a connection, which is the
+	// database being down even when a deadline ended the attempt.
+	cannotConnect func(error) bool
+	// isRetryable reports a transaction the database aborted to break a
+	// conflict (serialization failure, deadlock): running it again is safe.
+	isRetryable func(error) bool
+	// forUpdate says that reads in read-modify-write transactions must
+	// lock their rows (SELECT … FOR UPDATE): the database runs
+	// transactions concurrently. SQLite has one writer at a time.
+	forUpdate bool
 }
 
 // classify turns driver errors into engine errors: a unique violation is a
@@ -34,6 +44,8 @@ func (d dialect) classify(err error) error {
 		return err
 	}
 	switch {
+	case d.cannotConnect != nil && d.cannotConnect(err):
+		return unavailable(err)
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return err
 	case d.isUnique != nil && d.isUnique(err):
@@ -42,8 +54,12 @@ func (d dialect) classify(err error) error {
 		return &push.Error{Kind: push.Unavailable, Reason: "database_busy", RetryAfter: time.Second,
 			Message: "the database is busy: retry in a moment with the same Idempotency-Key", Err: err}
 	case d.isDown != nil && d.isDown(err):
-		return &push.Error{Kind: push.Unavailable, Reason: "database_unavailable", RetryAfter: 5 * time.Second,
-			Message: "the database cannot be reached: retry later with the same Idempotency-Key", Err: err}
+		return unavailable(err)
 	}
 	return err
+}
+
+func unavailable(err error) error {
+	return &push.Error{Kind: push.Unavailable, Reason: "database_unavailable", RetryAfter: 5 * time.Second,
+		Message: "the database cannot be reached: retry later with the same Idempotency-Key", Err: err}
 }

@@ -13,8 +13,17 @@ import (
 var migrationFiles embed.FS
 
 // Migrate creates or upgrades the schema. Every migration is idempotent and
-// transactional, so two processes migrating at once do no harm.
+// transactional; on PostgreSQL, where several nodes may start at once,
+// migrating is also serialized by a session-level advisory lock, which the
+// database releases by itself if the process holding it dies.
 func (s *Store) Migrate(ctx context.Context) error {
+	if s.dialect.name == "postgres" {
+		unlock, err := s.lockMigrations(ctx)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	m, err := s.migrator()
 	if err != nil {
 		return err
@@ -28,8 +37,36 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// lockMigrations takes PostgreSQL's advisory lock for migrating the schema
+// the connection works in (each schema is one Herald installation), on a
+// connection of its own that holds it until unlock.
+func (s *Store) lockMigrations(ctx context.Context) (unlock func(), err error) {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return nil, s.dialect.classify(fmt.Errorf("storage: connect for the migration lock: %w", err))
+	}
+	const key = "hashtext('herald.migrate:' || current_schema())"
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+key+")"); err != nil {
+		conn.Close()
+		return nil, s.dialect.classify(fmt.Errorf("storage: take the migration lock: %w", err))
+	}
+	return func() {
+		// A failed unlock (the connection broke) releases the lock too:
+		// it belongs to the session.
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock("+key+")")
+		conn.Close()
+	}, nil
+}
+
 // MigrationStatus lists the migrations and whether each is applied.
 func (s *Store) MigrationStatus(ctx context.Context) ([]string, error) {
+	if s.dialect.name == "postgres" {
+		unlock, err := s.lockMigrations(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	m, err := s.migrator()
 	if err != nil {
 		return nil, err

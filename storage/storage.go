@@ -1,13 +1,13 @@
 // Package storage implements push.Store on bun: SQLite (the embedded
-// default, modernc.org/sqlite in pure Go) with a schema and queries written
-// to run on PostgreSQL as well.
+// default, modernc.org/sqlite in pure Go) and PostgreSQL (pgx), with one
+// schema and one set of queries for both.
 package storage
 
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"strings"
+	"math/rand/v2"
+	"time"
 
 	"github.com/heraldpush/herald/push"
 	"github.com/uptrace/bun"
@@ -28,12 +28,20 @@ var _ push.Store = (*Store)(nil)
 // returns it as a Store.
 //
 // dsn is a SQLite file path ("herald.db"), "file:…" URI, or ":memory:" for a
-// private in-memory database.
+// private in-memory database, or a PostgreSQL URL
+// ("postgres://user:password@host:5432/herald?sslmode=disable"; the
+// parameter pool_max_conns sets the size of the connection pool, default
+// 10). Several processes may open one PostgreSQL database at once.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, fmt.Errorf("storage: PostgreSQL is not supported by this build yet (got a postgres:// URL)")
+	var (
+		s   *Store
+		err error
+	)
+	if IsPostgres(dsn) {
+		s, err = openPostgres(ctx, dsn)
+	} else {
+		s, err = openSQLite(ctx, dsn)
 	}
-	s, err := openSQLite(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -52,10 +60,34 @@ func newStore(w, r *bun.DB, d dialect, closers ...func() error) *Store {
 
 // Update implements push.Store: fn runs in one read-write transaction.
 func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx push.Tx) error) error {
-	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true})
-	})
-	return s.dialect.classify(err)
+	return s.runTx(ctx, func(ctx context.Context, q queries) error { return fn(ctx, q) })
+}
+
+// maxTxAttempts bounds how often a transaction the database aborted to
+// break a conflict (serialization failure, deadlock) is run again.
+const maxTxAttempts = 5
+
+// runTx runs fn in a read-write transaction on the writer, again when the
+// database aborted it to break a conflict, and classifies the error.
+func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true})
+		})
+		if err == nil || attempt >= maxTxAttempts || s.dialect.isRetryable == nil || !s.dialect.isRetryable(err) {
+			return s.dialect.classify(err)
+		}
+		// Back off a little, with jitter, so the conflicting transactions
+		// do not meet again.
+		wait := time.Duration(attempt)*5*time.Millisecond + rand.N(5*time.Millisecond)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
 }
 
 // Ping implements push.Store.
@@ -94,10 +126,7 @@ func (q queries) atomic(ctx context.Context, fn func(ctx context.Context, q quer
 	if q.inTx {
 		return fn(ctx, q)
 	}
-	err := q.store.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, queries{r: tx, w: tx, store: q.store, inTx: true})
-	})
-	return q.store.dialect.classify(err)
+	return q.store.runTx(ctx, fn)
 }
 
 // fail classifies a database error for the engine.

@@ -137,7 +137,7 @@ func adminRun(ctx context.Context, noun, verb string, args []string, stderr io.W
 	if err != nil {
 		return nil, err
 	}
-	defer n.store.Close()
+	defer n.close()
 	out, err := do(ctx, n.eng)
 	if err != nil {
 		var pe *push.Error

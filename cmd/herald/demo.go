@@ -56,7 +56,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer n.store.Close()
+	defer n.close()
 	if err := n.eng.Start(ctx); err != nil {
 		return err
 	}

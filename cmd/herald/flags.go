@@ -7,12 +7,15 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/storage"
+	"github.com/redis/go-redis/v9"
 )
 
 // errHelp reports that -h was asked for and the usage was printed.
@@ -75,11 +78,14 @@ type engineFlags struct {
 	logLevel       string
 	imageAllow     string
 	platformTime   time.Duration
+	redis          string
+	redisNamespace string
+	reconcile      time.Duration
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet) {
 	d := push.DefaultLimits()
-	fs.StringVar(&e.db, "db", "herald.db", "database: a SQLite file path")
+	fs.StringVar(&e.db, "db", "herald.db", "database: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:5432/herald?sslmode=disable) that several nodes share")
 	fs.BoolVar(&e.points, "points", false, "enable the points system (a send costs 1 point per target)")
 	fs.Int64Var(&e.initialPoints, "initial-points", 100, "points of a new account")
 	fs.IntVar(&e.rateLimit, "rate-limit", d.RatePerMinute, "requests per minute per API key (0 or less: no limit)")
@@ -93,6 +99,9 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&e.imageAllow, "image-fetch-allow", "", "comma-separated networks (CIDR) that image downloads may reach although private or loopback")
 	fs.DurationVar(&e.platformTime, "platform-timeout", 30*time.Second, "time cap of one platform call")
+	fs.StringVar(&e.redis, "redis", "", "Redis URL (redis://[:password@]host:6379/0): run as one node of many, with the queue, completion notices and rate limit in Redis; needs a PostgreSQL --db")
+	fs.StringVar(&e.redisNamespace, "redis-namespace", "herald", "prefix of Herald's keys and queue in Redis (installations sharing one Redis use different ones)")
+	fs.DurationVar(&e.reconcile, "reconcile-interval", 30*time.Second, "with --redis: how often queued jobs the queue lost are enqueued again and stale running jobs are settled")
 }
 
 // names lists the flags registered by engineFlags, for env twins.
@@ -115,16 +124,53 @@ func (e *engineFlags) validate() error {
 	case e.initialPoints < 0:
 		return errors.New("--initial-points cannot be negative")
 	}
-	return checkDB(e.db)
+	if err := checkDB(e.db); err != nil {
+		return err
+	}
+	if e.redis == "" {
+		return nil
+	}
+	if !storage.IsPostgres(e.db) {
+		return errors.New("--redis needs a PostgreSQL --db (postgres://…): the nodes that share one Redis must share one database, and a SQLite file belongs to one process")
+	}
+	if _, err := e.redisOptions(); err != nil {
+		return err
+	}
+	switch {
+	case e.reconcile <= 0:
+		return errors.New("--reconcile-interval must be positive")
+	case e.redisNamespace == "" || strings.ContainsAny(e.redisNamespace, " {}"):
+		return errors.New("--redis-namespace must be a non-empty name without spaces or braces")
+	}
+	return nil
+}
+
+// redisOptions parses --redis into client options with timeouts that let
+// a request fail fast while Redis is away.
+func (e *engineFlags) redisOptions() (*redis.Options, error) {
+	opt, err := redis.ParseURL(e.redis)
+	if err != nil {
+		return nil, fmt.Errorf("--redis: %s is not a Redis URL (redis://[:password@]host:6379/0 or rediss://…)", redactRedis(e.redis))
+	}
+	if opt.DialTimeout == 0 {
+		opt.DialTimeout = 2 * time.Second
+	}
+	return opt, nil
+}
+
+// redactRedis returns a Redis URL without its password, for logs.
+func redactRedis(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // checkDB refuses database names this build cannot open.
 func checkDB(db string) error {
-	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
-		return errors.New("--db: PostgreSQL is not supported by this build yet; give a SQLite file path")
-	}
 	if db == "" {
-		return errors.New("--db is empty: give a SQLite file path")
+		return errors.New("--db is empty: give a SQLite file path or a PostgreSQL URL")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@
 // workers, its migrations, its administration and a demo.
 //
 //	herald serve     run the API and the workers (SQLite and an in-process queue by default)
+//	herald worker    run workers only, as a node of a scale-out installation (PostgreSQL + Redis)
 //	herald migrate   create or upgrade the database schema
 //	herald admin     manage accounts, keys, bots, targets, points and jobs (JSON out)
 //	herald demo      run everything in one process against a fake Telegram and send three messages
@@ -30,9 +31,11 @@ const usage = `herald — a message push engine
 
 Usage:
   herald serve   [flags]   run the HTTP API and the workers
+                           (--workers 0 with --redis: the API only)
+  herald worker  [flags]   run workers only (needs --redis and a PostgreSQL --db)
   herald migrate [flags]   create or upgrade the database schema
   herald admin   <noun> <verb> [flags]   manage accounts, keys, bots, targets, points, jobs
-  herald demo    [flags]   run a self-contained demo against a fake Telegram
+  herald demo    [flags]   run a self-contained demo against fakes of several platforms
   herald version           print the version
 
 Run "herald <command> -h" for a command's flags. Every configuration flag
@@ -49,6 +52,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = serve(ctx, args[1:], stdout, stderr)
+	case "worker":
+		err = worker(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		err = migrateCmd(ctx, args[1:], stdout, stderr)
 	case "admin":

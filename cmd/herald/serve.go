@@ -8,26 +8,41 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"time"
 
+	"github.com/heraldpush/herald/cluster"
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/queue"
 	"github.com/heraldpush/herald/storage"
 	"github.com/heraldpush/herald/transport"
+	"github.com/redis/go-redis/v9"
 )
 
-// node is a running engine with its store and queue.
+// node is a running engine with its store, queue and, in scale-out mode,
+// its Redis client.
 type node struct {
-	store *storage.Store
-	queue *queue.Memory
-	eng   *push.Engine
+	store   *storage.Store
+	queue   push.Queue
+	eng     *push.Engine
+	closers []func() error
 }
 
-// openNode opens the store and builds (but does not start) the engine;
-// extra functions may change the engine's options (e.g. its observer).
+// close releases the store and the Redis connections, after the engine
+// has stopped.
+func (n *node) close() {
+	for i := len(n.closers) - 1; i >= 0; i-- {
+		_ = n.closers[i]()
+	}
+	n.closers = nil
+}
+
+// openNode opens the store and builds (but does not start) the engine:
+// SQLite or PostgreSQL with the in-process queue, or, with --redis,
+// PostgreSQL with the asynq queue, completion notices and rate limit in
+// Redis, as one node of many. extra functions may change the engine's
+// options (e.g. its observer).
 func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logger, extra ...func(*push.Options)) (*node, error) {
 	if err := ef.validate(); err != nil {
 		return nil, err
@@ -40,10 +55,9 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	q := queue.NewMemory(queue.MemoryOptions{Workers: workers, Logger: log})
+	n := &node{store: store, closers: []func() error{store.Close}}
 	po := push.Options{
 		Store:             store,
-		Queue:             q,
 		Platforms:         platforms.Builtin(popts),
 		Logger:            log,
 		Limits:            ef.limits(),
@@ -51,15 +65,35 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		KeyPrefix:         ef.keyPrefix,
 		LegacyKeyPrefixes: ef.legacy(),
 	}
+	if ef.redis == "" {
+		n.queue = queue.NewMemory(queue.MemoryOptions{Workers: workers, Logger: log})
+	} else {
+		ropt, err := ef.redisOptions()
+		if err != nil {
+			n.close()
+			return nil, err
+		}
+		rdb := redis.NewClient(ropt)
+		n.closers = append(n.closers, rdb.Close)
+		notifier := cluster.NewNotifier(ctx, rdb, cluster.NotifierOptions{Namespace: ef.redisNamespace, Logger: log})
+		n.closers = append(n.closers, notifier.Close)
+		n.queue = queue.NewRedis(rdb, queue.RedisOptions{Namespace: ef.redisNamespace, Workers: workers, Logger: log})
+		po.Notifier = notifier
+		po.RateLimiter = cluster.NewRateLimiter(rdb, cluster.RateLimiterOptions{Namespace: ef.redisNamespace, Logger: log})
+		po.Shared = true
+		po.ReconcileInterval = ef.reconcile
+	}
+	po.Queue = n.queue
 	for _, f := range extra {
 		f(&po)
 	}
 	eng, err := push.New(po)
 	if err != nil {
-		store.Close()
+		n.close()
 		return nil, err
 	}
-	return &node{store: store, queue: q, eng: eng}, nil
+	n.eng = eng
+	return n, nil
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,13 +101,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var ef engineFlags
 	ef.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
-	workers := fs.Int("workers", 8, "jobs sent at once")
+	workers := fs.Int("workers", 8, "jobs sent at once (0: API only, with --redis)")
 	drain := fs.Duration("drain-timeout", 15*time.Second, "on SIGTERM, how long running sends may take to finish")
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
 	}
-	if *workers < 1 {
-		return errors.New("--workers must be at least 1 (the embedded queue has no other worker)")
+	switch {
+	case *workers < 0:
+		return errors.New("--workers cannot be negative")
+	case *workers == 0 && ef.redis == "":
+		return errors.New("--workers 0 (API only) needs --redis: with the embedded queue no other process works the jobs; give --workers 1 or more")
 	}
 	log, err := ef.logger(stderr)
 	if err != nil {
@@ -84,7 +121,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer n.store.Close()
+	defer n.close()
 	m.Platforms(n.eng.PlatformNames())
 	m.WatchBacklog(n.store, n.eng.PlatformNames())
 	if err := n.eng.Start(ctx); err != nil {
@@ -100,8 +137,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("herald serving", "addr", ln.Addr().String(), "docs", "http://"+ln.Addr().String()+"/api/docs", "db", redactDSN(ef.db), "workers", *workers,
-		"points", ef.points, "rate_limit", ef.rateLimit, "sync_wait", ef.syncWait)
+	log.Info("herald serving", "addr", ln.Addr().String(), "docs", "http://"+ln.Addr().String()+"/api/docs",
+		"db", storage.Redact(ef.db), "redis", redactRedis(ef.redis),
+		"workers", *workers, "points", ef.points, "rate_limit", ef.rateLimit, "sync_wait", ef.syncWait)
 	fmt.Fprintf(stdout, "herald listening on http://%s/api\n", ln.Addr())
 
 	select {
@@ -130,7 +168,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("migrate", stderr)
-	db := fs.String("db", "herald.db", "database: a SQLite file path")
+	db := fs.String("db", "herald.db", "database: a SQLite file path or a PostgreSQL URL")
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
 	}
@@ -146,13 +184,5 @@ func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	return printJSON(stdout, map[string]any{"db": *db, "migrations": status})
-}
-
-// redactDSN hides the password of a database URL, for logs.
-func redactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return dsn
+	return printJSON(stdout, map[string]any{"db": storage.Redact(*db), "migrations": status})
 }

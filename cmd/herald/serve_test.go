@@ -214,9 +214,13 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--db", "postgres://x/y"}, "PostgreSQL is not supported"},
 		{[]string{"serve", "--sync-wait", "0s"}, "--sync-wait must be positive"},
-		{[]string{"serve", "--workers", "0"}, "--workers must be at least 1"},
+		{[]string{"serve", "--workers", "0"}, "--workers 0 (API only) needs --redis"},
+		{[]string{"serve", "--redis", "redis://127.0.0.1:1/0"}, "--redis needs a PostgreSQL --db"},
+		{[]string{"serve", "--db", "postgres://127.0.0.1:1/x", "--redis", "http://x"}, "is not a Redis URL"},
+		{[]string{"serve", "--db", "postgres://u:secret@127.0.0.1:1/x?sslmode=disable"}, "cannot connect to PostgreSQL at postgres://u:xxxxx@127.0.0.1:1/x"},
+		{[]string{"worker"}, "herald worker needs --redis"},
+		{[]string{"worker", "--db", "h.db", "--redis", "redis://127.0.0.1:1/0"}, "--redis needs a PostgreSQL --db"},
 		{[]string{"serve", "--log-format", "xml"}, "--log-format"},
 		{[]string{"serve", "--image-fetch-allow", "nonsense"}, "not a CIDR"},
 		{[]string{"bogus"}, "unknown command"},
@@ -224,11 +228,17 @@ func TestServeRefusesBadFlags(t *testing.T) {
 	for _, tt := range tests {
 		var out strings.Builder
 		code := run(t.Context(), tt.args, &out, &out)
-		if code == 0 || !strings.Contains(out.String(), tt.want) {
-			t.Errorf("herald %v: exit %d, output %q; want failure with %q", tt.args, code, out.String(), tt.want)
+		if code == 0 || !strings.Contains(out.String(), tt.want) || strings.Contains(out.String(), "secret") {
+			t.Errorf("herald %v: exit %d, output %q; want failure with %q and no password", tt.args, code, out.String(), tt.want)
 		}
 	}
 	var out strings.Builder
+	t.Setenv("HERALD_REDIS", "redis://127.0.0.1:1/0")
+	if code := run(t.Context(), []string{"serve"}, &out, &out); code == 0 || !strings.Contains(out.String(), "--redis needs a PostgreSQL --db") {
+		t.Errorf("HERALD_REDIS with a SQLite database: exit %d, %q", code, out.String())
+	}
+	t.Setenv("HERALD_REDIS", "")
+	out.Reset()
 	t.Setenv("HERALD_SYNC_WAIT", "soon")
 	if code := run(t.Context(), []string{"serve"}, &out, &out); code == 0 || !strings.Contains(out.String(), "HERALD_SYNC_WAIT") {
 		t.Errorf("a bad HERALD_SYNC_WAIT: exit %d, %q", code, out.String())

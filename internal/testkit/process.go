@@ -104,21 +104,37 @@ func (w lockedWriter) Write(b []byte) (int, error) {
 func StartServe(tb testing.TB, bin string, env []string, args ...string) *Process {
 	tb.Helper()
 	p := startProcess(tb, bin, env, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	p.URL = p.waitFor(tb, "herald listening on ")
+	return p
+}
+
+// StartWorker runs `herald worker args…` with the extra environment and
+// waits until its workers run. It is killed when the test ends.
+func StartWorker(tb testing.TB, bin string, env []string, args ...string) *Process {
+	tb.Helper()
+	p := startProcess(tb, bin, env, append([]string{"worker"}, args...)...)
+	p.waitFor(tb, "herald worker running")
+	return p
+}
+
+// waitFor waits until the process prints a line starting with marker and
+// returns the rest of that line.
+func (p *Process) waitFor(tb testing.TB, marker string) string {
+	tb.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
 		out := p.Output()
-		if i := strings.Index(out, "herald listening on "); i >= 0 {
-			line := out[i+len("herald listening on "):]
+		if i := strings.Index(out, marker); i >= 0 {
+			line := out[i+len(marker):]
 			if j := strings.IndexByte(line, '\n'); j >= 0 {
-				p.URL = strings.TrimSpace(line[:j])
-				return p
+				return strings.TrimSpace(line[:j])
 			}
 		}
 		select {
 		case <-p.done:
-			tb.Fatalf("herald serve exited before listening (%v):\n%s", p.err, p.Output())
+			tb.Fatalf("herald %s exited before printing %q (%v):\n%s", p.Cmd.Args[1], marker, p.err, p.Output())
 		case <-deadline:
-			tb.Fatalf("herald serve did not listen within 30s:\n%s", p.Output())
+			tb.Fatalf("herald %s did not print %q within 30s:\n%s", p.Cmd.Args[1], marker, p.Output())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

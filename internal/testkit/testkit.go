@@ -1,5 +1,6 @@
 // Package testkit runs a whole Herald in a test: the engine on SQLite (in
-// memory by default), the in-process queue, the built-in platforms, fake
+// memory by default) and the in-process queue, or on PostgreSQL and Redis
+// (the scale-out backend, see Backend), the built-in platforms, fake
 // platform servers on loopback, and the HTTP front on an httptest server,
 // with helpers to seed accounts, keys, bots and targets and to call the
 // API.
@@ -15,26 +16,67 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/cluster"
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/queue"
 	"github.com/heraldpush/herald/storage"
 	"github.com/heraldpush/herald/transport"
+	"github.com/redis/go-redis/v9"
 )
+
+// Backend is what a Herald runs on.
+type Backend string
+
+// The backends. The engine and HTTP suites run on both: SQLite by default,
+// the scale-out backend when HERALD_TEST_BACKEND=scaleout (scripts/test
+// runs them a second time so).
+const (
+	// SQLite: SQLite (in memory, or the file of WithDB) and the in-process
+	// queue, as embedded Herald runs.
+	SQLite Backend = "sqlite"
+	// ScaleOut: PostgreSQL (a schema of its own in HERALD_TEST_POSTGRES)
+	// and Redis (HERALD_TEST_REDIS, a namespace of its own): the asynq
+	// queue, completion notices over pub/sub and the rate limit in Redis,
+	// with push.Options.Shared, as `herald serve --db postgres://…
+	// --redis redis://…` runs.
+	ScaleOut Backend = "scaleout"
+)
+
+// EnvBackend names the environment variable that picks the default
+// backend.
+const EnvBackend = "HERALD_TEST_BACKEND"
+
+// DefaultBackend returns the backend named by HERALD_TEST_BACKEND, SQLite
+// when it is unset.
+func DefaultBackend(tb testing.TB) Backend {
+	tb.Helper()
+	switch b := Backend(os.Getenv(EnvBackend)); b {
+	case "", SQLite:
+		return SQLite
+	case ScaleOut:
+		return ScaleOut
+	default:
+		tb.Fatalf("testkit: %s=%q: use %q or %q", EnvBackend, b, SQLite, ScaleOut)
+		return ""
+	}
+}
 
 // Herald is a running Herald for one test.
 type Herald struct {
 	T        testing.TB
 	Engine   *push.Engine
 	Store    *storage.Store
-	Queue    *queue.Memory
+	Queue    push.Queue // *queue.Memory on SQLite, *queue.Redis on ScaleOut
 	Server   *httptest.Server
+	Backend  Backend
 	Clock    *Clock
 	Telegram *Telegram
 	// Metrics observes the engine and the HTTP front; GET /metrics serves it.
@@ -48,12 +90,14 @@ type Herald struct {
 
 	stopped bool
 	chatSeq int64
+	closers []func() error // after the store: Redis subscribers and clients
 
 	contractOnce sync.Once
 	contract     *Contract
 }
 
 type config struct {
+	backend  Backend
 	db       string
 	workers  int
 	limits   push.Limits
@@ -70,8 +114,13 @@ type config struct {
 type Option func(*config)
 
 // WithDB uses the SQLite database at path instead of a private in-memory
-// one (to test restarts on a real file).
+// one (to test restarts on a real file). On the scale-out backend, the
+// Heralds of one test given one path share a PostgreSQL schema and a Redis
+// namespace.
 func WithDB(path string) Option { return func(c *config) { c.db = path } }
+
+// WithBackend picks the backend instead of DefaultBackend.
+func WithBackend(b Backend) Option { return func(c *config) { c.backend = b } }
 
 // WithWorkers sets the number of queue workers (default 4).
 func WithWorkers(n int) Option { return func(c *config) { c.workers = n } }
@@ -112,11 +161,10 @@ func New(tb testing.TB, opts ...Option) *Herald {
 	for _, o := range opts {
 		o(&c)
 	}
-	ctx := context.Background()
-	store, err := storage.Open(ctx, c.db)
-	if err != nil {
-		tb.Fatalf("testkit: open store: %v", err)
+	if c.backend == "" {
+		c.backend = DefaultBackend(tb)
 	}
+	ctx := context.Background()
 	if c.telegram == nil {
 		c.telegram = NewTelegram(tb)
 	}
@@ -126,10 +174,8 @@ func New(tb testing.TB, opts ...Option) *Herald {
 	}
 	clock := &Clock{}
 	m := metrics.New(metrics.Options{Logger: logger, NoRuntime: true})
-	q := queue.NewMemory(queue.MemoryOptions{Workers: c.workers, Logger: logger, RetryDelay: 50 * time.Millisecond})
+	h := &Herald{T: tb, Clock: clock, Telegram: c.telegram, Backend: c.backend, Metrics: m}
 	po := push.Options{
-		Store: store,
-		Queue: q,
 		Platforms: platforms.Builtin(platforms.Options{
 			Timeout:    10 * time.Second,
 			ImageAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
@@ -143,26 +189,39 @@ func New(tb testing.TB, opts ...Option) *Herald {
 		Points:       c.points,
 		RetryBackoff: 20 * time.Millisecond,
 	}
+	switch c.backend {
+	case ScaleOut:
+		h.scaleOut(&c, &po, logger)
+	default:
+		store, err := storage.Open(ctx, c.db)
+		if err != nil {
+			tb.Fatalf("testkit: open store: %v", err)
+		}
+		h.Store = store
+		h.Queue = queue.NewMemory(queue.MemoryOptions{Workers: c.workers, Logger: logger, RetryDelay: 50 * time.Millisecond})
+	}
+	po.Store, po.Queue = h.Store, h.Queue
 	if c.engine != nil {
 		c.engine(&po)
 	}
 	eng, err := push.New(po)
 	if err != nil {
+		h.closeBackend()
 		tb.Fatalf("testkit: new engine: %v", err)
 	}
+	h.Engine = eng
 	m.Platforms(eng.PlatformNames())
-	m.WatchBacklog(store, eng.PlatformNames())
-	h := &Herald{T: tb, Engine: eng, Store: store, Queue: q, Clock: clock, Telegram: c.telegram, Metrics: m}
+	m.WatchBacklog(h.Store, eng.PlatformNames())
 	h.API = transport.New(eng, transport.Options{Logger: logger, Observer: m, Metrics: m.Handler(), Ready: c.ready})
 	h.Server = httptest.NewServer(h.API)
 	h.Root = h.Server.URL
 	h.URL = h.Server.URL + transport.BasePath
+	tb.Cleanup(h.Stop)
 	if !c.noStart {
 		if err := eng.Start(ctx); err != nil {
 			tb.Fatalf("testkit: start engine: %v", err)
 		}
 	}
-	tb.Cleanup(h.Stop)
 	return h
 }
 
@@ -178,7 +237,54 @@ func (h *Herald) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = h.Engine.Stop(ctx)
-	_ = h.Store.Close()
+	h.closeBackend()
+}
+
+// scaleOut opens the scale-out backend: a PostgreSQL schema, and a Redis
+// namespace for the asynq queue, the completion notices and the rate
+// limit.
+func (h *Herald) scaleOut(c *config, po *push.Options, logger *slog.Logger) {
+	tb := h.T
+	tb.Helper()
+	ctx := context.Background()
+	var dsn, ns string
+	if c.db == ":memory:" {
+		ns = RandomName("t_")
+		dsn = PostgresSchemaURL(tb, ns)
+	} else {
+		ns = schemaFor(c.db)
+		dsn = PostgresSchemaURL(tb, ns)
+	}
+	opt, err := redis.ParseURL(RedisURL(tb))
+	if err != nil {
+		tb.Fatalf("testkit: %s: %v", EnvRedis, err)
+	}
+	store, err := storage.Open(ctx, dsn)
+	if err != nil {
+		tb.Fatalf("testkit: open store: %v", err)
+	}
+	h.Store = store
+	rdb := redis.NewClient(opt)
+	notifier := cluster.NewNotifier(ctx, rdb, cluster.NotifierOptions{Namespace: ns, Logger: logger})
+	h.closers = append(h.closers, notifier.Close, rdb.Close)
+	h.Queue = queue.NewRedis(rdb, queue.RedisOptions{
+		Namespace: ns, Workers: c.workers, Logger: logger,
+		PollInterval: 10 * time.Millisecond, ForwardInterval: 50 * time.Millisecond, RetryDelay: 50 * time.Millisecond,
+	})
+	po.Notifier = notifier
+	po.RateLimiter = cluster.NewRateLimiter(rdb, cluster.RateLimiterOptions{Namespace: ns, Clock: h.Clock, Logger: logger})
+	po.Shared = true
+}
+
+// closeBackend closes the store and the Redis clients.
+func (h *Herald) closeBackend() {
+	if h.Store != nil {
+		_ = h.Store.Close()
+	}
+	for _, c := range h.closers {
+		_ = c()
+	}
+	h.closers = nil
 }
 
 // Fixture is a seeded account with a key, a Telegram bot and a user

@@ -1,0 +1,209 @@
+package cluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/heraldpush/herald/cluster"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+	"github.com/redis/go-redis/v9"
+)
+
+var ctx = context.Background()
+
+// redisBackends are the Redis servers the tests run on: miniredis in the
+// test process, and the real server of HERALD_TEST_REDIS. addr returns a
+// host:port.
+func redisBackends() []struct {
+	name string
+	addr func(t *testing.T) string
+} {
+	return []struct {
+		name string
+		addr func(t *testing.T) string
+	}{
+		{"miniredis", func(t *testing.T) string { return miniredis.RunT(t).Addr() }},
+		{"redis", func(t *testing.T) string { return testkit.HostPort(t, testkit.RedisURL(t)) }},
+	}
+}
+
+func eachRedis(t *testing.T, test func(t *testing.T, addr string)) {
+	for _, b := range redisBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, b.addr(t))
+		})
+	}
+}
+
+// node is one process's Redis client.
+func node(t *testing.T, addr string) redis.UniversalClient {
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: 1})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func notifier(t *testing.T, rdb redis.UniversalClient, ns string) *cluster.Notifier {
+	n := cluster.NewNotifier(ctx, rdb, cluster.NotifierOptions{Namespace: ns})
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+func expect(t *testing.T, ch <-chan string, want string) {
+	t.Helper()
+	select {
+	case got := <-ch:
+		if got != want {
+			t.Fatalf("notice for %s, want %s", got, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no notice for %s", want)
+	}
+}
+
+func expectNone(t *testing.T, ch <-chan string) {
+	t.Helper()
+	select {
+	case got := <-ch:
+		t.Fatalf("unexpected notice for %s", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// TestNotifierAcrossNodes: a job settled on one node wakes the request
+// waiting for it on another, and only in the same namespace.
+func TestNotifierAcrossNodes(t *testing.T) {
+	eachRedis(t, func(t *testing.T, addr string) {
+		ns := testkit.RandomName("n_")
+		a := notifier(t, node(t, addr), ns)
+		b := notifier(t, node(t, addr), ns)
+		other := notifier(t, node(t, addr), testkit.RandomName("n_"))
+
+		onB, stopB := b.Subscribe([]string{"j1", "j2"})
+		defer stopB()
+		onA, stopA := a.Subscribe([]string{"j1"})
+		defer stopA()
+		onOther, stopOther := other.Subscribe([]string{"j1"})
+		defer stopOther()
+
+		if err := a.Notify(ctx, "j1", "j9"); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, onA, "j1") // the same node: at once
+		expect(t, onB, "j1") // another node: through Redis
+		expectNone(t, onA)   // its own publication is not delivered twice
+		expectNone(t, onOther)
+		if err := b.Notify(ctx, "j2"); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, onB, "j2")
+		stopB()
+		if err := a.Notify(ctx, "j1"); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, onA, "j1")
+	})
+}
+
+// TestNotifierSurvivesRedisOutage: while Redis is away Notify reports
+// Unavailable (the engine logs it; waiters poll), and the subscription
+// comes back by itself.
+func TestNotifierSurvivesRedisOutage(t *testing.T) {
+	eachRedis(t, func(t *testing.T, addr string) {
+		ns := testkit.RandomName("n_")
+		proxy := testkit.NewProxy(t, addr)
+		a := notifier(t, node(t, addr), ns)
+		b := notifier(t, node(t, proxy.Addr()), ns)
+		onB, stop := b.Subscribe([]string{"j1"})
+		defer stop()
+
+		proxy.Cut()
+		if err := b.Notify(ctx, "j1"); push.KindOf(err) != push.Unavailable {
+			t.Fatalf("notify with Redis away = %v, want Unavailable", err)
+		}
+		expect(t, onB, "j1") // local waiters are still told
+		proxy.Restore()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if err := a.Notify(ctx, "j1"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-onB:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the subscription did not come back after the outage")
+			}
+		}
+	})
+}
+
+// TestRateLimiterShared: two nodes count against one budget per key.
+func TestRateLimiterShared(t *testing.T) {
+	eachRedis(t, func(t *testing.T, addr string) {
+		ns := testkit.RandomName("r_")
+		nodes := []*cluster.RateLimiter{
+			cluster.NewRateLimiter(node(t, addr), cluster.RateLimiterOptions{Namespace: ns}),
+			cluster.NewRateLimiter(node(t, addr), cluster.RateLimiterOptions{Namespace: ns}),
+		}
+		// 120 an hour: one more every 30 s, so the test's own time does
+		// not refill the budget.
+		for i := 0; i < 120; i++ {
+			d, err := nodes[i%2].Allow(ctx, "key:1", 120, time.Hour)
+			if err != nil || !d.Allowed || d.Remaining != 119-i {
+				t.Fatalf("request %d: %+v, %v; want allowed with %d remaining", i+1, d, err, 119-i)
+			}
+		}
+		for i, n := range nodes {
+			d, err := n.Allow(ctx, "key:1", 120, time.Hour)
+			if err != nil || d.Allowed || d.RetryAfter <= 25*time.Second || d.RetryAfter > 30*time.Second {
+				t.Fatalf("request 121 on node %d: %+v, %v; want refused for about 30s", i, d, err)
+			}
+		}
+		if d, _ := nodes[0].Allow(ctx, "key:2", 120, time.Hour); !d.Allowed {
+			t.Fatal("another key was refused")
+		}
+		other := cluster.NewRateLimiter(node(t, addr), cluster.RateLimiterOptions{Namespace: testkit.RandomName("r_")})
+		if d, _ := other.Allow(ctx, "key:1", 120, time.Hour); !d.Allowed {
+			t.Fatal("another namespace was refused")
+		}
+	})
+}
+
+// TestRateLimiterFallsBack: with Redis away, a node limits on its own.
+func TestRateLimiterFallsBack(t *testing.T) {
+	eachRedis(t, func(t *testing.T, addr string) {
+		proxy := testkit.NewProxy(t, addr)
+		l := cluster.NewRateLimiter(node(t, proxy.Addr()), cluster.RateLimiterOptions{Namespace: testkit.RandomName("r_"), Timeout: 200 * time.Millisecond})
+		if d, err := l.Allow(ctx, "k", 3, time.Hour); err != nil || !d.Allowed {
+			t.Fatalf("with Redis: %+v, %v", d, err)
+		}
+		proxy.Cut()
+		for i := 0; i < 3; i++ {
+			if d, err := l.Allow(ctx, "k", 3, time.Hour); err != nil || !d.Allowed {
+				t.Fatalf("fallback request %d: %+v, %v; want allowed", i+1, d, err)
+			}
+		}
+		if d, err := l.Allow(ctx, "k", 3, time.Hour); err != nil || d.Allowed {
+			t.Fatalf("fallback request 4: %+v, %v; want refused by the local limit", d, err)
+		}
+		proxy.Restore()
+		// Back on Redis, which counted one request.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			d, err := l.Allow(ctx, "k", 3, time.Hour)
+			if err == nil && d.Allowed && d.Remaining == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("not back on Redis: %+v, %v", d, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/storage"
+	"github.com/redis/go-redis/v9"
+)
+
+// The scale-out tests run real herald processes on loopback: API nodes
+// (herald serve --workers 0) and workers (herald worker) on one PostgreSQL
+// schema and one Redis namespace of their own, sending to a fake Telegram
+// in the test process.
+
+// scaleOut is a scale-out installation for one test.
+type scaleOut struct {
+	*served
+	store *storage.Store // the test's own view of the database
+}
+
+// newScaleOut seeds a fresh PostgreSQL schema with an account, a key, a bot
+// and a target. pg is the schema's URL; db and redisURL are what the nodes
+// are given (pg or a proxy to it, Redis or a proxy to it); env adds
+// settings for every node.
+func newScaleOut(t *testing.T, pg, db, redisURL string, env ...string) *scaleOut {
+	t.Helper()
+	store, err := storage.Open(context.Background(), pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ns := testkit.RandomName("h_")
+	s := &served{
+		tg:  testkit.NewTelegram(t),
+		env: append([]string{"HERALD_DB=" + db, "HERALD_REDIS=" + redisURL, "HERALD_REDIS_NAMESPACE=" + ns}, env...),
+	}
+	s.seed(t)
+	return &scaleOut{served: s, store: store}
+}
+
+// api starts an API-only node.
+func (c *scaleOut) api(t *testing.T, args ...string) *testkit.Process {
+	t.Helper()
+	return testkit.StartServe(t, heraldBin, c.env, append([]string{"--workers", "0"}, args...)...)
+}
+
+// worker starts a worker node.
+func (c *scaleOut) worker(t *testing.T, args ...string) *testkit.Process {
+	t.Helper()
+	return testkit.StartWorker(t, heraldBin, c.env, args...)
+}
+
+// newKey creates another API key of the account (a fresh rate budget).
+func (c *scaleOut) newKey(t *testing.T) string {
+	t.Helper()
+	return testkit.MustAdmin(t, heraldBin, c.env, "key", "create", "--account", c.account)["key"].(string)
+}
+
+// sendVia posts one message through the node at base.
+func (c *scaleOut) sendVia(t *testing.T, base, key, content, idem string) testkit.Response {
+	t.Helper()
+	var hdr []string
+	if idem != "" {
+		hdr = []string{"Idempotency-Key", idem}
+	}
+	bot, _ := strconv.Atoi(c.bot)
+	return testkit.Call(t, base, "POST", "/openapi/v1/push/private", key,
+		map[string]any{"botId": bot, "target": c.target, "content": content}, hdr...)
+}
+
+func data(r testkit.Response) map[string]any {
+	d, _ := r.JSON()["data"].(map[string]any)
+	return d
+}
+
+// waitState polls the job in the database until it is in state want (not
+// through the API, whose rate limit polling would use up).
+func (c *scaleOut) waitState(t *testing.T, jobID string, want push.State, timeout time.Duration) push.Job {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		j, err := c.store.Job(context.Background(), jobID)
+		if err == nil && j.State == want {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s is %s (%v) after %s, want %s", jobID, j.State, err, timeout, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// texts counts the messages the platform accepted, by text.
+func texts(tg *testkit.Telegram) map[string]int {
+	m := map[string]int{}
+	for _, msg := range tg.Messages() {
+		m[msg.Text]++
+	}
+	return m
+}
+
+// TestScaleOutCluster: two API nodes and two workers on one PostgreSQL and
+// one Redis act as one service.
+func TestScaleOutCluster(t *testing.T) {
+	t.Parallel()
+	pg := testkit.PostgresURL(t)
+	c := newScaleOut(t, pg, pg, testkit.RedisURL(t))
+	a, b := c.api(t), c.api(t)
+	c.worker(t, "--workers", "2")
+	c.worker(t, "--workers", "2")
+
+	t.Run("a send is answered within the sync wait by the node that took it", func(t *testing.T) {
+		for i, node := range []*testkit.Process{a, b} {
+			content := fmt.Sprintf("via node %d", i)
+			r := c.sendVia(t, node.URL, c.key, content, "")
+			if r.Status != http.StatusOK || data(r)["status"] != "SUCCESS" {
+				t.Fatalf("send through node %d: %d %s; want 200 SUCCESS (a worker sent it, the node heard)", i, r.Status, r.Body)
+			}
+			if n := texts(c.tg)[content]; n != 1 {
+				t.Fatalf("platform received %q %d times", content, n)
+			}
+		}
+	})
+
+	t.Run("100 same-key requests over both nodes deliver once", func(t *testing.T) {
+		key := c.newKey(t)
+		const n = 100
+		results := make([]testkit.Response, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				node := []*testkit.Process{a, b}[i%2]
+				results[i] = c.sendVia(t, node.URL, key, "exactly once", "same-key-100")
+			}(i)
+		}
+		wg.Wait()
+		var jobID any
+		for i, r := range results {
+			if r.Status != http.StatusOK && r.Status != http.StatusAccepted {
+				t.Fatalf("request %d: %d %s", i, r.Status, r.Body)
+			}
+			if jobID == nil {
+				jobID = data(r)["jobId"]
+			}
+			if data(r)["jobId"] != jobID {
+				t.Fatalf("request %d got job %v, request 0 got %v", i, data(r)["jobId"], jobID)
+			}
+		}
+		c.waitState(t, jobID.(string), push.Succeeded, 10*time.Second)
+		time.Sleep(200 * time.Millisecond) // a second delivery, if there were one, would arrive now
+		if got := texts(c.tg)["exactly once"]; got != 1 {
+			t.Fatalf("platform received the message %d times, want 1", got)
+		}
+	})
+
+	t.Run("the rate limit is shared by the nodes", func(t *testing.T) {
+		key := c.newKey(t)
+		const n = 240 // twice the limit: per-node limits would admit them all
+		type answer struct {
+			status int
+			retry  string
+			reason any
+		}
+		answers := make([]answer, n)
+		start := time.Now()
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 16)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				node := []*testkit.Process{a, b}[i%2]
+				r := testkit.Call(t, node.URL, "GET", "/openapi/queue-request?key=none", key, nil)
+				answers[i] = answer{r.Status, r.Header.Get("Retry-After"), r.JSON()["error"]}
+			}(i)
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		admitted := 0
+		var refused [2]int // per node
+		for i, ans := range answers {
+			switch ans.status {
+			case http.StatusOK:
+				admitted++
+			case http.StatusTooManyRequests:
+				if ans.retry == "" || ans.reason != "rate_limited" {
+					t.Fatalf("request %d: 429 with Retry-After %q and error %v", i, ans.retry, ans.reason)
+				}
+				refused[i%2]++
+			default:
+				t.Fatalf("request %d: status %d", i, ans.status)
+			}
+		}
+		// 120 a minute with a burst of 120 (GCRA): the budget refills one
+		// request every 0.5 s while the requests run.
+		most := 120 + int(math.Ceil(elapsed.Seconds()/0.5))
+		t.Logf("%d of %d requests admitted in %s over two nodes (%d and %d refused)", admitted, n, elapsed.Round(time.Millisecond), refused[0], refused[1])
+		if admitted < 120 || admitted > most {
+			t.Fatalf("%d of %d requests admitted in %s over two nodes; want 120 to %d (one shared budget)", admitted, n, elapsed, most)
+		}
+		if refused[0] == 0 || refused[1] == 0 {
+			t.Fatalf("refused %d on node A and %d on node B: both must enforce the shared budget", refused[0], refused[1])
+		}
+	})
+}
+
+// TestScaleOutWorkerKilled: a worker killed with SIGKILL in the middle of a
+// send leaves its job running; asynq hands the task to another worker once
+// the dead worker's lease has run out (about a minute), and that worker
+// makes the job uncertain without sending it again. The other jobs are
+// delivered once.
+func TestScaleOutWorkerKilled(t *testing.T) {
+	t.Parallel()
+	pg := testkit.PostgresURL(t)
+	c := newScaleOut(t, pg, pg, testkit.RedisURL(t))
+	a := c.api(t, "--sync-wait", "300ms")
+	w1 := c.worker(t, "--workers", "1")
+	c.tg.Block()
+	r := c.sendVia(t, a.URL, c.key, "doomed", "")
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	doomed := data(r)["jobId"].(string)
+	<-c.tg.Arrived() // the worker is sending it
+	w1.Kill()
+	killed := time.Now()
+	c.tg.Unblock()
+
+	c.worker(t, "--workers", "2")
+	var others []string
+	for i := 0; i < 3; i++ {
+		r := c.sendVia(t, a.URL, c.key, fmt.Sprintf("after %d", i), "")
+		if r.Status != http.StatusOK && r.Status != http.StatusAccepted {
+			t.Fatalf("send %d: %d %s", i, r.Status, r.Body)
+		}
+		others = append(others, data(r)["jobId"].(string))
+	}
+	for _, id := range others {
+		c.waitState(t, id, push.Succeeded, 10*time.Second)
+	}
+	if j, _ := c.store.Job(context.Background(), doomed); j.State != push.Running {
+		t.Fatalf("the killed worker's job is %s, want still running", j.State)
+	}
+	// asynq's lease is 30 s and its recoverer takes tasks whose lease ran
+	// out 30 s before, once a minute: the job comes back about a minute
+	// after the kill.
+	j := c.waitState(t, doomed, push.Uncertain, 100*time.Second-time.Since(killed))
+	if j.Error == "" {
+		t.Fatal("the job became uncertain without a reason")
+	}
+	// Through the API too.
+	if q := testkit.Call(t, a.URL, "GET", "/openapi/queue/"+doomed, c.key, nil); data(q)["status"] != "uncertain" {
+		t.Fatalf("query of the uncertain job: %d %s", q.Status, q.Body)
+	}
+	t.Logf("the killed worker's job became uncertain %s after the kill", time.Since(killed).Round(time.Second))
+	time.Sleep(500 * time.Millisecond)
+	if n := c.tg.Requests(); n != 4 {
+		t.Fatalf("platform saw %d send requests, want 4 (the doomed one once, three others)", n)
+	}
+	want := map[string]int{"after 0": 1, "after 1": 1, "after 2": 1}
+	if got := texts(c.tg); !sameCounts(got, want) {
+		t.Fatalf("platform accepted %v, want %v", got, want)
+	}
+}
+
+func sameCounts(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestScaleOutRedisFlushed: Redis loses every queued task (FLUSHALL); the
+// reconciler finds the jobs still queued in PostgreSQL and enqueues them
+// again, and each is delivered once.
+func TestScaleOutRedisFlushed(t *testing.T) {
+	t.Parallel()
+	redisURL := testkit.StartRedisServer(t) // FLUSHALL must not touch other tests
+	pg := testkit.PostgresURL(t)
+	c := newScaleOut(t, pg, pg, redisURL, "HERALD_RECONCILE_INTERVAL=1s")
+	a := c.api(t, "--sync-wait", "100ms")
+	var ids []string
+	for i := 0; i < 5; i++ {
+		r := c.sendVia(t, a.URL, c.key, fmt.Sprintf("m%d", i), "")
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("send %d with no worker: %d %s", i, r.Status, r.Body)
+		}
+		ids = append(ids, data(r)["jobId"].(string))
+	}
+	opt, _ := redis.ParseURL(redisURL)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.worker(t, "--workers", "2")
+	for _, id := range ids {
+		c.waitState(t, id, push.Succeeded, 20*time.Second)
+	}
+	time.Sleep(1500 * time.Millisecond) // another reconcile round: nothing is sent twice
+	want := map[string]int{"m0": 1, "m1": 1, "m2": 1, "m3": 1, "m4": 1}
+	if got := texts(c.tg); !sameCounts(got, want) {
+		t.Fatalf("platform accepted %v, want %v", got, want)
+	}
+}
+
+// TestScaleOutRedisDown: while Redis is unreachable, a send is still
+// accepted (202) and stored in PostgreSQL; once Redis is back the
+// reconciler enqueues it and a worker delivers it, once.
+func TestScaleOutRedisDown(t *testing.T) {
+	t.Parallel()
+	redisURL := testkit.RedisURL(t)
+	proxy := testkit.NewProxy(t, testkit.HostPort(t, redisURL))
+	pg := testkit.PostgresURL(t)
+	c := newScaleOut(t, pg, pg, testkit.WithHost(t, redisURL, proxy.Addr()), "HERALD_RECONCILE_INTERVAL=1s")
+	a := c.api(t, "--sync-wait", "500ms")
+	c.worker(t, "--workers", "2")
+	if r := c.sendVia(t, a.URL, c.key, "before", ""); r.Status != http.StatusOK {
+		t.Fatalf("send with Redis up: %d %s", r.Status, r.Body)
+	}
+
+	proxy.Cut()
+	r := c.sendVia(t, a.URL, c.key, "during", "outage-1")
+	if r.Status != http.StatusAccepted || data(r)["jobId"] == nil {
+		t.Fatalf("send with Redis down: %d %s; want 202 with the job id", r.Status, r.Body)
+	}
+	id := data(r)["jobId"].(string)
+	if j, err := c.store.Job(context.Background(), id); err != nil || j.State != push.Queued {
+		t.Fatalf("job during the outage: %s, %v; want queued in the database", j.State, err)
+	}
+	// The same request again is answered from PostgreSQL.
+	if again := c.sendVia(t, a.URL, c.key, "during", "outage-1"); again.Status != http.StatusAccepted || data(again)["jobId"] != id {
+		t.Fatalf("resubmission during the outage: %d %s", again.Status, again.Body)
+	}
+
+	proxy.Restore()
+	c.waitState(t, id, push.Succeeded, 30*time.Second)
+	time.Sleep(1500 * time.Millisecond)
+	if got, want := texts(c.tg), map[string]int{"before": 1, "during": 1}; !sameCounts(got, want) {
+		t.Fatalf("platform accepted %v, want %v", got, want)
+	}
+}
+
+// TestScaleOutPostgresDown: with PostgreSQL unreachable a send is refused
+// with 503 and a Retry-After before anything is written; once it is back,
+// sends work again and the refused one left no trace.
+func TestScaleOutPostgresDown(t *testing.T) {
+	t.Parallel()
+	pg := testkit.PostgresURL(t)
+	proxy := testkit.NewProxy(t, testkit.HostPort(t, pg))
+	c := newScaleOut(t, pg, testkit.WithHost(t, pg, proxy.Addr()), testkit.RedisURL(t))
+	a := testkit.StartServe(t, heraldBin, c.env) // API and workers in one node
+	if r := c.sendVia(t, a.URL, c.key, "before", ""); r.Status != http.StatusOK {
+		t.Fatalf("send with PostgreSQL up: %d %s", r.Status, r.Body)
+	}
+
+	proxy.Cut()
+	r := c.sendVia(t, a.URL, c.key, "during", "pg-outage")
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || r.JSON()["error"] != "database_unavailable" {
+		t.Fatalf("send with PostgreSQL down: %d %v %s; want 503 database_unavailable with Retry-After", r.Status, r.Header, r.Body)
+	}
+
+	proxy.Restore()
+	var after testkit.Response
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		after = c.sendVia(t, a.URL, c.key, "after", "")
+		if after.Status == http.StatusOK || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if after.Status != http.StatusOK {
+		t.Fatalf("send after PostgreSQL is back: %d %s", after.Status, after.Body)
+	}
+	// The refused request left nothing: its key is free and only two jobs
+	// exist.
+	var states []string
+	if err := c.store.DB().NewSelect().Table("jobs").Column("state").Order("seq").Scan(context.Background(), &states); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(states, []string{"succeeded", "succeeded"}) {
+		t.Fatalf("jobs after the outage: %v, want the two delivered sends only", states)
+	}
+	if got, want := texts(c.tg), map[string]int{"before": 1, "after": 1}; !sameCounts(got, want) {
+		t.Fatalf("platform accepted %v, want %v", got, want)
+	}
+}
+
+// TestScaleOutWorkerDrains: SIGTERM lets a worker finish the send it is
+// making (within --drain-timeout) and exit 0; the job is not handed to
+// another worker and not sent twice.
+func TestScaleOutWorkerDrains(t *testing.T) {
+	t.Parallel()
+	pg := testkit.PostgresURL(t)
+	c := newScaleOut(t, pg, pg, testkit.RedisURL(t))
+	a := c.api(t, "--sync-wait", "200ms")
+	w1 := c.worker(t, "--workers", "1", "--drain-timeout", "10s")
+	c.tg.SetDelay(1500 * time.Millisecond)
+	r := c.sendVia(t, a.URL, c.key, "in flight", "")
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	id := data(r)["jobId"].(string)
+	<-c.tg.Arrived()
+	c.worker(t, "--workers", "1") // would take the job if it were handed back
+	if err := w1.Terminate(15 * time.Second); err != nil {
+		t.Fatalf("worker did not exit cleanly on SIGTERM: %v\n%s", err, w1.Output())
+	}
+	if j := c.waitState(t, id, push.Succeeded, 5*time.Second); j.Attempts != 1 {
+		t.Fatalf("job after the drain: %+v", j)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := c.tg.Requests(); n != 1 {
+		t.Fatalf("platform saw %d requests, want 1", n)
+	}
+}

@@ -1,0 +1,586 @@
+package storage_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/storage"
+)
+
+var ctx = context.Background()
+
+// backend is one database the store runs on: dsn returns the address of a
+// fresh, empty database for one test.
+type backend struct {
+	name string
+	dsn  func(t *testing.T) string
+}
+
+// backends are the databases every store test runs on. The PostgreSQL
+// case is skipped without HERALD_TEST_POSTGRES (and fails without it in CI).
+func backends() []backend {
+	return []backend{
+		{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "herald.db") }},
+		{"postgres", func(t *testing.T) string { return testkit.PostgresURL(t) }},
+	}
+}
+
+// eachBackend runs test once per backend, on a fresh database.
+func eachBackend(t *testing.T, test func(t *testing.T, dsn string)) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, b.dsn(t))
+		})
+	}
+}
+
+func open(t *testing.T, dsn string) *storage.Store {
+	t.Helper()
+	s, err := storage.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", storage.Redact(dsn), err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+var t0 = time.UnixMilli(1_800_000_000_000).UTC()
+
+// seed creates an account with points, a bot and a target.
+func seed(t *testing.T, s *storage.Store, points int64) (push.Account, push.Bot, push.Target) {
+	t.Helper()
+	a := push.Account{Name: "acme", Status: push.AccountActive, Points: points, CreatedAt: t0}
+	if err := s.CreateAccount(ctx, &a); err != nil {
+		t.Fatal(err)
+	}
+	b := push.Bot{AccountID: a.ID, Platform: "telegram", Name: "tg", Config: json.RawMessage(`{"token":"x"}`), CreatedAt: t0}
+	if err := s.CreateBot(ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	tg := push.Target{BotID: b.ID, Type: push.TargetUser, Address: "42", Name: "me", CreatedAt: t0}
+	if err := s.CreateTarget(ctx, &tg); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, tg
+}
+
+func newJob(a push.Account, b push.Bot, tg push.Target, content string) *push.Job {
+	return &push.Job{
+		ID: push.NewJobID(), AccountID: a.ID, BotID: b.ID, TargetID: tg.ID, Platform: b.Platform, TargetType: tg.Type,
+		Message: push.Message{Type: push.Text, Content: content}, State: push.Queued, Cost: 1,
+		CreatedAt: t0, UpdatedAt: t0, ExpiresAt: t0.Add(time.Hour),
+	}
+}
+
+func createJobs(t *testing.T, s *storage.Store, jobs ...*push.Job) {
+	t.Helper()
+	if err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error { return tx.CreateJobs(ctx, jobs) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStoreCRUD(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 100)
+
+		gotA, err := s.Account(ctx, a.ID)
+		if err != nil || !cmp.Equal(gotA, a) {
+			t.Fatalf("Account = %+v, %v; want %+v", gotA, err, a)
+		}
+		if err := s.SetAccountStatus(ctx, a.ID, push.AccountSuspended); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Account(ctx, a.ID); got.Status != push.AccountSuspended {
+			t.Fatalf("status %s after suspend", got.Status)
+		}
+		if _, err := s.Account(ctx, 9999); push.KindOf(err) != push.NotFound {
+			t.Fatalf("missing account: %v, want NotFound", err)
+		}
+		if err := s.SetAccountStatus(ctx, 9999, push.AccountActive); push.KindOf(err) != push.NotFound {
+			t.Fatalf("status of a missing account: %v, want NotFound", err)
+		}
+		if got, err := s.Bot(ctx, b.ID); err != nil || !cmp.Equal(got, b) {
+			t.Fatalf("Bot = %+v, %v; want %+v", got, err, b)
+		}
+		if got, err := s.Targets(ctx, b.ID); err != nil || !cmp.Equal(got, []push.Target{tg}) {
+			t.Fatalf("Targets = %+v, %v", got, err)
+		}
+		// A target bound twice violates a unique key.
+		dup := push.Target{BotID: b.ID, Type: push.TargetUser, Address: "42", CreatedAt: t0}
+		if err := s.CreateTarget(ctx, &dup); push.KindOf(err) != push.Conflict || push.ReasonOf(err) != push.ReasonDuplicate {
+			t.Fatalf("duplicate target: %v, want Conflict %s", err, push.ReasonDuplicate)
+		}
+
+		k := push.APIKey{AccountID: a.ID, Prefix: "hrd", Hash: "h1", Hint: "hrd_…abcd", CreatedAt: t0}
+		if err := s.CreateAPIKey(ctx, &k); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.APIKeyByHash(ctx, "h1"); err != nil || !cmp.Equal(got, k) {
+			t.Fatalf("APIKeyByHash = %+v, %v; want %+v", got, err, k)
+		}
+		again := push.APIKey{AccountID: a.ID, Prefix: "hrd", Hash: "h1", CreatedAt: t0}
+		if err := s.CreateAPIKey(ctx, &again); push.KindOf(err) != push.Conflict || push.ReasonOf(err) != "key_exists" {
+			t.Fatalf("duplicate key hash: %v, want Conflict key_exists", err)
+		}
+		if err := s.RevokeAPIKey(ctx, k.ID, t0.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.APIKey(ctx, k.ID); !got.RevokedAt.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("revoked at %v", got.RevokedAt)
+		}
+
+		j1, j2 := newJob(a, b, tg, "one"), newJob(a, b, tg, "two")
+		createJobs(t, s, j1, j2)
+		if j1.MessageID == 0 || j2.MessageID <= j1.MessageID {
+			t.Fatalf("message ids %d, %d: want increasing and set", j1.MessageID, j2.MessageID)
+		}
+		got, err := s.Jobs(ctx, []string{j2.ID, j1.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]push.Job{*j2, *j1}, got); diff != "" {
+			t.Fatalf("Jobs (-want +got):\n%s", diff)
+		}
+		if _, err := s.Jobs(ctx, []string{j1.ID, "nope"}); push.KindOf(err) != push.NotFound {
+			t.Fatalf("Jobs with a missing id: %v, want NotFound", err)
+		}
+		ids, err := s.FindJobs(ctx, push.Queued, time.Time{}, 0)
+		if err != nil || !cmp.Equal(ids, []string{j1.ID, j2.ID}) {
+			t.Fatalf("FindJobs = %v, %v", ids, err)
+		}
+		if ids, _ := s.FindJobs(ctx, push.Queued, t0.Add(time.Hour), 1); !cmp.Equal(ids, []string{j1.ID}) {
+			t.Fatalf("FindJobs(expired, limit 1) = %v", ids)
+		}
+
+		rec := push.IdempotencyRecord{AccountID: a.ID, Key: "k1", Kind: push.KindSingle, Fingerprint: "fp", JobIDs: []string{j1.ID, j2.ID}, CreatedAt: t0}
+		if err := s.CreateIdempotency(ctx, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Idempotency(ctx, a.ID, "k1"); err != nil || !cmp.Equal(got, rec) {
+			t.Fatalf("Idempotency = %+v, %v; want %+v", got, err, rec)
+		}
+		if n, err := s.DeleteIdempotencyBefore(ctx, t0.Add(time.Second)); n != 1 || err != nil {
+			t.Fatalf("DeleteIdempotencyBefore = %d, %v", n, err)
+		}
+		if _, err := s.Idempotency(ctx, a.ID, "k1"); push.KindOf(err) != push.NotFound {
+			t.Fatalf("deleted record: %v", err)
+		}
+	})
+}
+
+// TestStoreIdempotencyDuplicate: two transactions that create one
+// (account, key) record at once: one commits, the other fails as a
+// Conflict with reason duplicate (the engine then replays) and leaves
+// nothing behind.
+func TestStoreIdempotencyDuplicate(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 100)
+		const n = 8
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				j := newJob(a, b, tg, fmt.Sprint(i))
+				errs[i] = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+					if err := tx.CreateJobs(ctx, []*push.Job{j}); err != nil {
+						return err
+					}
+					return tx.CreateIdempotency(ctx, &push.IdempotencyRecord{AccountID: a.ID, Key: "same", Kind: push.KindSingle, Fingerprint: "fp", JobIDs: []string{j.ID}, CreatedAt: t0})
+				})
+			}(i)
+		}
+		wg.Wait()
+		var ok int
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case push.KindOf(err) == push.Conflict && push.ReasonOf(err) == push.ReasonDuplicate:
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("%d transactions committed the key, want 1", ok)
+		}
+		ids, _ := s.FindJobs(ctx, push.Queued, time.Time{}, 0)
+		rec, err := s.Idempotency(ctx, a.ID, "same")
+		if err != nil || !cmp.Equal(ids, rec.JobIDs) {
+			t.Fatalf("stored jobs %v, record %+v (%v): want only the winner's job", ids, rec, err)
+		}
+	})
+}
+
+// TestStoreMoveJobCompareAndSet: many movers race for one job; exactly one
+// wins each move and the others get Conflict state_changed.
+func TestStoreMoveJobCompareAndSet(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 100)
+		j := newJob(a, b, tg, "x")
+		createJobs(t, s, j)
+		moves := []push.JobMove{
+			{ID: j.ID, From: push.Queued, To: push.Running, At: t0.Add(time.Second)},
+			{ID: j.ID, From: push.Queued, To: push.Canceled, At: t0.Add(time.Second), Error: "canceled"},
+		}
+		const n = 16
+		var won atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(m push.JobMove) {
+				defer wg.Done()
+				err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+					_, err := tx.MoveJob(ctx, m)
+					return err
+				})
+				switch {
+				case err == nil:
+					won.Add(1)
+				case push.KindOf(err) == push.Conflict && push.ReasonOf(err) == push.ReasonStateChanged:
+				default:
+					t.Errorf("move: %v", err)
+				}
+			}(moves[i%2])
+		}
+		wg.Wait()
+		if won.Load() != 1 {
+			t.Fatalf("%d moves won, want 1", won.Load())
+		}
+		got, _ := s.Job(ctx, j.ID)
+		if got.State == push.Running && got.Attempts != 1 || got.State == push.Canceled && got.FinishedAt.IsZero() {
+			t.Fatalf("job after the race: %+v", got)
+		}
+		// An illegal move is refused without touching the row.
+		if _, err := s.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.Succeeded, To: push.Queued, At: t0}); push.KindOf(err) != push.Conflict {
+			t.Fatalf("illegal move: %v, want Conflict", err)
+		}
+		if _, err := s.MoveJob(ctx, push.JobMove{ID: "missing", From: push.Queued, To: push.Running, At: t0}); push.KindOf(err) != push.NotFound {
+			t.Fatalf("move of a missing job: %v, want NotFound", err)
+		}
+	})
+}
+
+// TestStoreChargeAndRefundOnce: concurrent charges never take the balance
+// below zero, and a job is refunded once however often it is asked.
+func TestStoreChargeAndRefundOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 10)
+		const n = 30
+		jobs := make([]*push.Job, n)
+		var charged atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			jobs[i] = newJob(a, b, tg, fmt.Sprint(i))
+			wg.Add(1)
+			go func(j *push.Job) {
+				defer wg.Done()
+				err := s.Charge(ctx, a.ID, []push.LedgerEntry{{AccountID: a.ID, JobID: j.ID, Kind: push.LedgerCharge, Amount: -1, At: t0}})
+				switch {
+				case err == nil:
+					charged.Add(1)
+				case push.KindOf(err) == push.Invalid && push.ReasonOf(err) == "insufficient_points":
+				default:
+					t.Errorf("charge: %v", err)
+				}
+			}(jobs[i])
+		}
+		wg.Wait()
+		if charged.Load() != 10 {
+			t.Fatalf("%d charges passed on a balance of 10", charged.Load())
+		}
+		if acc, _ := s.Account(ctx, a.ID); acc.Points != 0 {
+			t.Fatalf("balance %d, want 0", acc.Points)
+		}
+		var refunded atomic.Int32
+		for i := 0; i < 10; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ok, err := s.Refund(ctx, push.LedgerEntry{AccountID: a.ID, JobID: jobs[0].ID, Kind: push.LedgerRefund, Amount: 1, At: t0})
+				if err != nil {
+					t.Errorf("refund: %v", err)
+				}
+				if ok {
+					refunded.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if refunded.Load() != 1 {
+			t.Fatalf("%d refunds of one job, want 1", refunded.Load())
+		}
+		if acc, _ := s.Account(ctx, a.ID); acc.Points != 1 {
+			t.Fatalf("balance %d after one refund, want 1", acc.Points)
+		}
+		ledger, _ := s.Ledger(ctx, a.ID)
+		kinds := map[push.LedgerKind]int{}
+		for _, e := range ledger {
+			kinds[e.Kind]++
+		}
+		if diff := cmp.Diff(map[push.LedgerKind]int{push.LedgerCharge: 10, push.LedgerRefund: 1}, kinds); diff != "" {
+			t.Fatalf("ledger (-want +got):\n%s", diff)
+		}
+		if err := s.SetPoints(ctx, a.ID, 50, t0); err != nil {
+			t.Fatal(err)
+		}
+		ledger, _ = s.Ledger(ctx, a.ID)
+		if last := ledger[len(ledger)-1]; last.Kind != push.LedgerAdjust || last.Amount != 49 {
+			t.Fatalf("adjustment %+v, want +49", last)
+		}
+	})
+}
+
+// TestStoreBacklogExact: concurrent reservations never pass the per-bot or
+// the total limit, and the counters match what was reserved.
+func TestStoreBacklogExact(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		const perBot, total = 30, 50
+		bots := []int64{11, 12, 13}
+		var accepted [3]atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 120; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+					return tx.ReserveBacklog(ctx, map[int64]int{bots[i%3]: 1}, perBot, total)
+				})
+				switch {
+				case err == nil:
+					accepted[i%3].Add(1)
+				case push.KindOf(err) == push.TooMany && push.ReasonOf(err) == "backlog_full":
+				default:
+					t.Errorf("reserve: %v", err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		sum := 0
+		for i, bot := range bots {
+			n, err := s.Backlog(ctx, bot)
+			if err != nil || n != int(accepted[i].Load()) || n > perBot {
+				t.Fatalf("bot %d counter %d (%v), accepted %d, limit %d", bot, n, err, accepted[i].Load(), perBot)
+			}
+			sum += n
+		}
+		if n, _ := s.Backlog(ctx, 0); sum != total || n != total {
+			t.Fatalf("accepted %d in all, total counter %d; want %d", sum, n, total)
+		}
+		// A reservation for two bots is all or nothing.
+		if err := s.ReleaseBacklog(ctx, bots[0], 1); err != nil {
+			t.Fatal(err)
+		}
+		err := s.ReserveBacklog(ctx, map[int64]int{bots[0]: 1, bots[1]: 1}, perBot, total)
+		if push.ReasonOf(err) != "backlog_full" {
+			t.Fatalf("reservation of 2 with room for 1: %v, want backlog_full", err)
+		}
+		if n, _ := s.Backlog(ctx, 0); n != total-1 {
+			t.Fatalf("total %d after a refused reservation, want %d", n, total-1)
+		}
+	})
+}
+
+// TestStoreRecountBacklog: counters that drifted from the job rows are
+// corrected, and a recount racing with reservations and releases leaves
+// them exact.
+func TestStoreRecountBacklog(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 100)
+		var jobs []*push.Job
+		for i := 0; i < 5; i++ {
+			jobs = append(jobs, newJob(a, b, tg, fmt.Sprint(i)))
+		}
+		err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+			if err := tx.ReserveBacklog(ctx, map[int64]int{b.ID: 5}, 100, 1000); err != nil {
+				return err
+			}
+			return tx.CreateJobs(ctx, jobs)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.RecountBacklog(ctx); n != 0 || err != nil {
+			t.Fatalf("recount of exact counters = %d, %v; want 0", n, err)
+		}
+		// Drift: the counters say 40 and 3 while 5 jobs are active, and a
+		// bot with no active job has a counter left over.
+		if _, err := s.DB().NewUpdate().Table("backlog").Set("n = 40").Where("bot_id = 0").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.DB().NewUpdate().Table("backlog").Set("n = 3").Where("bot_id = ?", b.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReserveBacklog(ctx, map[int64]int{777: 2}, 100, 1000); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.RecountBacklog(ctx); n != 3 || err != nil {
+			t.Fatalf("recount = %d, %v; want 3 counters corrected", n, err)
+		}
+		for bot, want := range map[int64]int{0: 5, b.ID: 5, 777: 0} {
+			if n, _ := s.Backlog(ctx, bot); n != want {
+				t.Fatalf("backlog of %d = %d after the recount, want %d", bot, n, want)
+			}
+		}
+
+		// Recounts racing with job transactions that keep the counters
+		// exact must not disturb them.
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := s.RecountBacklog(ctx); err != nil {
+					t.Errorf("recount: %v", err)
+					return
+				}
+			}
+		}()
+		var workers sync.WaitGroup
+		for w := 0; w < 4; w++ {
+			workers.Add(1)
+			go func(w int) {
+				defer workers.Done()
+				for i := 0; i < 15; i++ {
+					j := newJob(a, b, tg, fmt.Sprintf("%d-%d", w, i))
+					err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+						if err := tx.ReserveBacklog(ctx, map[int64]int{b.ID: 1}, 1000, 10000); err != nil {
+							return err
+						}
+						return tx.CreateJobs(ctx, []*push.Job{j})
+					})
+					if err != nil {
+						t.Errorf("create: %v", err)
+						return
+					}
+					if i%3 == 0 {
+						continue // stays queued
+					}
+					err = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+						if _, err := tx.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.Queued, To: push.Canceled, At: t0}); err != nil {
+							return err
+						}
+						return tx.ReleaseBacklog(ctx, b.ID, 1)
+					})
+					if err != nil {
+						t.Errorf("settle: %v", err)
+						return
+					}
+				}
+			}(w)
+		}
+		workers.Wait()
+		close(stop)
+		wg.Wait()
+		queued, _ := s.FindJobs(ctx, push.Queued, time.Time{}, 0)
+		for _, bot := range []int64{0, b.ID} {
+			if n, _ := s.Backlog(ctx, bot); n != len(queued) {
+				t.Fatalf("backlog of %d = %d with %d active jobs", bot, n, len(queued))
+			}
+		}
+	})
+}
+
+// TestStoreUpdateIsAtomic: a transaction whose function fails leaves
+// nothing behind.
+func TestStoreUpdateIsAtomic(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 10)
+		j := newJob(a, b, tg, "x")
+		boom := errors.New("boom")
+		err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+			if err := tx.Charge(ctx, a.ID, []push.LedgerEntry{{AccountID: a.ID, JobID: j.ID, Kind: push.LedgerCharge, Amount: -1, At: t0}}); err != nil {
+				return err
+			}
+			if err := tx.ReserveBacklog(ctx, map[int64]int{b.ID: 1}, 100, 1000); err != nil {
+				return err
+			}
+			if err := tx.CreateJobs(ctx, []*push.Job{j}); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("Update = %v, want boom", err)
+		}
+		if acc, _ := s.Account(ctx, a.ID); acc.Points != 10 {
+			t.Fatalf("balance %d after a rolled-back charge", acc.Points)
+		}
+		if n, _ := s.Backlog(ctx, 0); n != 0 {
+			t.Fatalf("backlog %d after a rolled-back reservation", n)
+		}
+		if _, err := s.Job(ctx, j.ID); push.KindOf(err) != push.NotFound {
+			t.Fatalf("rolled-back job: %v", err)
+		}
+	})
+}
+
+// TestStoreMigrationsIdempotent: several processes opening one database
+// at once (each migrates) and a second migration leave one schema with
+// every migration applied once.
+func TestStoreMigrationsIdempotent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		const n = 4
+		stores := make([]*storage.Store, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				stores[i], errs[i] = storage.Open(ctx, dsn)
+			}(i)
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("open %d: %v", i, err)
+			}
+			defer stores[i].Close()
+		}
+		s := stores[0]
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("second migration: %v", err)
+		}
+		status, err := s.MigrationStatus(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"20261121000001 applied"}, status); diff != "" {
+			t.Fatalf("migration status (-want +got):\n%s", diff)
+		}
+		var applied int
+		if err := s.DB().NewSelect().Table("herald_migrations").ColumnExpr("COUNT(*)").Scan(ctx, &applied); err != nil || applied != 1 {
+			t.Fatalf("%d migration rows (%v), want 1", applied, err)
+		}
+		a, _, _ := seed(t, stores[n-1], 1)
+		if _, err := s.Account(ctx, a.ID); err != nil {
+			t.Fatalf("the stores do not share one database: %v", err)
+		}
+	})
+}
