@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/heraldpush/herald/push"
 	"github.com/uptrace/bun"
@@ -11,7 +12,7 @@ func bunIdent(s string) bun.Ident { return bun.Ident(s) }
 
 // CreateBot implements push.Tx.
 func (q queries) CreateBot(ctx context.Context, b *push.Bot) error {
-	row := botRow{AccountID: b.AccountID, Platform: b.Platform, Name: b.Name, Config: string(b.Config), CreatedMs: toMs(b.CreatedAt)}
+	row := botRow{AccountID: b.AccountID, Platform: b.Platform, Name: b.Name, Config: q.sealConfig(b.Config), CreatedMs: toMs(b.CreatedAt)}
 	if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return q.fail(err, "create bot")
 	}
@@ -29,7 +30,7 @@ func (q queries) Bot(ctx context.Context, id int64) (push.Bot, error) {
 	if err != nil {
 		return push.Bot{}, q.fail(err, "read bot")
 	}
-	return row.bot(), nil
+	return q.bot(row)
 }
 
 // Bots implements push.Tx.
@@ -40,9 +41,39 @@ func (q queries) Bots(ctx context.Context, accountID int64) ([]push.Bot, error) 
 	}
 	out := make([]push.Bot, len(rows))
 	for i, r := range rows {
-		out[i] = r.bot()
+		b, err := q.bot(r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
 	}
 	return out, nil
+}
+
+// sealConfig is the stored form of a bot config: sealed when the store has
+// a Sealer.
+func (q queries) sealConfig(config []byte) string {
+	if q.store.sealer == nil {
+		return string(config)
+	}
+	return q.store.sealer.Seal(config)
+}
+
+// bot converts a row, opening its sealed config.
+func (q queries) bot(r botRow) (push.Bot, error) {
+	b := r.bot()
+	if q.store.sealer == nil {
+		if _, _, sealed := splitSealed(r.Config); sealed {
+			return push.Bot{}, push.Errorf(push.Internal, "sealed_config", "bot %d has sealed credentials but no secret key is configured", r.ID)
+		}
+		return b, nil
+	}
+	plain, err := q.store.sealer.Open(r.Config)
+	if err != nil {
+		return push.Bot{}, &push.Error{Kind: push.Internal, Reason: "sealed_config", Message: fmt.Sprintf("bot %d: %v", r.ID, err), Err: err}
+	}
+	b.Config = plain
+	return b, nil
 }
 
 // CreateTarget implements push.Tx.

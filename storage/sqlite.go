@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
@@ -98,9 +99,23 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		sqldb.SetConnMaxLifetime(0)
 		sqldb.SetConnMaxIdleTime(0)
 		db := bun.NewDB(sqldb, sqlitedialect.New())
-		if err := db.PingContext(ctx); err != nil {
+		// A connection's first statement switches the file to WAL, which
+		// needs a moment alone with the file: when other processes open a
+		// new database at the same time, it answers SQLITE_BUSY at once
+		// instead of waiting. Try again for a while.
+		var err2 error
+		for wait := 10 * time.Millisecond; ; wait *= 2 {
+			if err2 = db.PingContext(ctx); err2 == nil || !sqliteDialect().isBusy(err2) || wait > 2*time.Second {
+				break
+			}
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+			}
+		}
+		if err2 != nil {
 			sqldb.Close()
-			return nil, fmt.Errorf("storage: open SQLite database %q: %w", path, err)
+			return nil, fmt.Errorf("storage: open SQLite database %q: %w", path, err2)
 		}
 		return db, nil
 	}

@@ -20,9 +20,18 @@ type Store struct {
 	r       *bun.DB // readers; the same as w when the database allows one connection
 	dialect dialect
 	closers []func() error
+	sealer  *Sealer // seals bot configs at rest; nil stores them as given
 }
 
 var _ push.Store = (*Store)(nil)
+
+// Option configures Open.
+type Option func(*Store)
+
+// WithSealer encrypts bot configurations (which hold platform credentials)
+// in the database with s. Without it they are stored as given; values
+// sealed earlier then cannot be read.
+func WithSealer(s *Sealer) Option { return func(st *Store) { st.sealer = s } }
 
 // Open opens the database named by dsn, creates or upgrades its schema, and
 // returns it as a Store.
@@ -32,7 +41,7 @@ var _ push.Store = (*Store)(nil)
 // ("postgres://user:password@host:5432/herald?sslmode=disable"; the
 // parameter pool_max_conns sets the size of the connection pool, default
 // 10). Several processes may open one PostgreSQL database at once.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	var (
 		s   *Store
 		err error
@@ -44,6 +53,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	if err := s.Migrate(ctx); err != nil {
 		s.Close()

@@ -25,6 +25,7 @@ const adminUsage = `Usage: herald admin <noun> <verb> [flags]
   target bind --bot ID --type user|group --address A [--name N]  target list --bot ID
   points set --account ID --balance N
   job show --id JOBID                job resolve --id JOBID --outcome succeeded|failed
+  secrets status                     secrets rotate   (re-seal bot credentials with the current secret key)
 
 Every command prints one JSON object on stdout. --db (or HERALD_DB) selects the database.
 `
@@ -119,7 +120,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // adminCmd is one admin command: it defines its flags and returns what it
 // does once they are parsed.
-type adminCmd func(fs *flag.FlagSet) func(ctx context.Context, e *push.Engine) (any, error)
+type adminCmd func(fs *flag.FlagSet) func(ctx context.Context, n *node) (any, error)
 
 func adminRun(ctx context.Context, noun, verb string, args []string, stderr io.Writer) (any, error) {
 	cmd, ok := adminCommands()[noun+" "+verb]
@@ -138,7 +139,7 @@ func adminRun(ctx context.Context, noun, verb string, args []string, stderr io.W
 		return nil, err
 	}
 	defer n.close()
-	out, err := do(ctx, n.eng)
+	out, err := do(ctx, n)
 	if err != nil {
 		var pe *push.Error
 		if errors.As(err, &pe) && pe.Message != "" {
@@ -158,28 +159,28 @@ func need(name string, ok bool) error {
 
 func adminCommands() map[string]adminCmd {
 	return map[string]adminCmd{
-		"account create": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"account create": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			name := fs.String("name", "", "account name")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
-				a, err := e.CreateAccount(ctx, *name)
+			return func(ctx context.Context, n *node) (any, error) {
+				a, err := n.eng.CreateAccount(ctx, *name)
 				return accountJSON(a), err
 			}
 		},
 		"account suspend":  accountStatus(push.AccountSuspended),
 		"account activate": accountStatus(push.AccountActive),
-		"account show": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"account show": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			id := fs.Int64("id", 0, "account id")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("id", *id > 0); err != nil {
 					return nil, err
 				}
-				a, err := e.Account(ctx, *id)
+				a, err := n.eng.Account(ctx, *id)
 				return accountJSON(a), err
 			}
 		},
-		"account list": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
-			return func(ctx context.Context, e *push.Engine) (any, error) {
-				as, err := e.Accounts(ctx)
+		"account list": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
+				as, err := n.eng.Accounts(ctx)
 				out := items[accountOut]{Items: []accountOut{}}
 				for _, a := range as {
 					out.Items = append(out.Items, accountJSON(a))
@@ -187,14 +188,14 @@ func adminCommands() map[string]adminCmd {
 				return out, err
 			}
 		},
-		"key create": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"key create": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			account := fs.Int64("account", 0, "account id")
 			expires := fs.Duration("expires", 0, "lifetime of the key, e.g. 720h (default: never expires)")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("account", *account > 0); err != nil {
 					return nil, err
 				}
-				k, plain, err := e.CreateAPIKey(ctx, *account, *expires)
+				k, plain, err := n.eng.CreateAPIKey(ctx, *account, *expires)
 				if err != nil {
 					return nil, err
 				}
@@ -205,38 +206,38 @@ func adminCommands() map[string]adminCmd {
 				}{k.ID, k.AccountID, plain}, nil
 			}
 		},
-		"key import": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"key import": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			account := fs.Int64("account", 0, "account id")
 			key := fs.String("key", "", "the existing plain key (its prefix must be a configured one)")
 			expires := fs.Duration("expires", 0, "lifetime of the key (default: never expires)")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("account", *account > 0); err != nil {
 					return nil, err
 				}
-				k, err := e.ImportAPIKey(ctx, *account, *key, *expires)
+				k, err := n.eng.ImportAPIKey(ctx, *account, *key, *expires)
 				return keyJSON(k), err
 			}
 		},
-		"key revoke": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"key revoke": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			id := fs.Int64("id", 0, "key id")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("id", *id > 0); err != nil {
 					return nil, err
 				}
-				k, err := e.RevokeAPIKey(ctx, *id)
+				k, err := n.eng.RevokeAPIKey(ctx, *id)
 				return struct {
 					ID      int64 `json:"id"`
 					Revoked bool  `json:"revoked"`
 				}{k.ID, k.Revoked()}, err
 			}
 		},
-		"key list": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"key list": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			account := fs.Int64("account", 0, "account id")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("account", *account > 0); err != nil {
 					return nil, err
 				}
-				ks, err := e.APIKeys(ctx, *account)
+				ks, err := n.eng.APIKeys(ctx, *account)
 				out := items[keyOut]{Items: []keyOut{}}
 				for _, k := range ks {
 					out.Items = append(out.Items, keyJSON(k))
@@ -244,29 +245,29 @@ func adminCommands() map[string]adminCmd {
 				return out, err
 			}
 		},
-		"bot create": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"bot create": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			account := fs.Int64("account", 0, "account id")
 			platform := fs.String("platform", "", "platform, e.g. telegram")
 			name := fs.String("name", "", "bot name")
 			config := fs.String("config", "{}", "the platform's bot config as JSON (credentials; never printed)")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("account", *account > 0); err != nil {
 					return nil, err
 				}
 				if err := need("platform", *platform != ""); err != nil {
 					return nil, err
 				}
-				b, err := e.CreateBot(ctx, push.Bot{AccountID: *account, Platform: *platform, Name: *name, Config: json.RawMessage(*config)})
+				b, err := n.eng.CreateBot(ctx, push.Bot{AccountID: *account, Platform: *platform, Name: *name, Config: json.RawMessage(*config)})
 				return botJSON(b), err
 			}
 		},
-		"bot list": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"bot list": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			account := fs.Int64("account", 0, "account id")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("account", *account > 0); err != nil {
 					return nil, err
 				}
-				bs, err := e.Bots(ctx, *account)
+				bs, err := n.eng.Bots(ctx, *account)
 				out := items[botOut]{Items: []botOut{}}
 				for _, b := range bs {
 					out.Items = append(out.Items, botJSON(b))
@@ -274,26 +275,26 @@ func adminCommands() map[string]adminCmd {
 				return out, err
 			}
 		},
-		"target bind": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"target bind": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			bot := fs.Int64("bot", 0, "bot id")
 			typ := fs.String("type", "", "user or group")
 			address := fs.String("address", "", "the platform's id of the user or group")
 			name := fs.String("name", "", "a name for the target (default: the address)")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("bot", *bot > 0); err != nil {
 					return nil, err
 				}
-				t, err := e.BindTarget(ctx, push.Target{BotID: *bot, Type: push.TargetType(*typ), Address: *address, Name: *name})
+				t, err := n.eng.BindTarget(ctx, push.Target{BotID: *bot, Type: push.TargetType(*typ), Address: *address, Name: *name})
 				return targetJSON(t), err
 			}
 		},
-		"target list": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"target list": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			bot := fs.Int64("bot", 0, "bot id")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("bot", *bot > 0); err != nil {
 					return nil, err
 				}
-				ts, err := e.Targets(ctx, *bot)
+				ts, err := n.eng.Targets(ctx, *bot)
 				out := items[targetOut]{Items: []targetOut{}}
 				for _, t := range ts {
 					out.Items = append(out.Items, targetJSON(t))
@@ -301,46 +302,78 @@ func adminCommands() map[string]adminCmd {
 				return out, err
 			}
 		},
-		"points set": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"points set": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			account := fs.Int64("account", 0, "account id")
 			balance := fs.Int64("balance", -1, "the new balance")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
 				if err := need("account", *account > 0); err != nil {
 					return nil, err
 				}
 				if err := need("balance", *balance >= 0); err != nil {
 					return nil, err
 				}
-				a, err := e.SetPoints(ctx, *account, *balance)
+				a, err := n.eng.SetPoints(ctx, *account, *balance)
 				return accountJSON(a), err
 			}
 		},
-		"job show": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"job show": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			id := fs.String("id", "", "job id")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
-				j, err := e.JobByID(ctx, *id)
+			return func(ctx context.Context, n *node) (any, error) {
+				j, err := n.eng.JobByID(ctx, *id)
 				return transport.NewJobView(j), err
 			}
 		},
-		"job resolve": func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+		"job resolve": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			id := fs.String("id", "", "job id")
 			outcome := fs.String("outcome", "", "succeeded or failed")
-			return func(ctx context.Context, e *push.Engine) (any, error) {
-				j, err := e.Resolve(ctx, *id, push.State(strings.TrimSpace(*outcome)))
+			return func(ctx context.Context, n *node) (any, error) {
+				j, err := n.eng.Resolve(ctx, *id, push.State(strings.TrimSpace(*outcome)))
 				return transport.NewJobView(j), err
+			}
+		},
+		"secrets status": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
+				rep, err := n.store.CheckSecrets(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return secretsOut{Key: n.store.SecretKeyID(), Bots: rep.Bots, Plain: rep.Plain, ByKey: rep.ByKey, Unopened: rep.Unopened}, nil
+			}
+		},
+		"secrets rotate": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
+			return func(ctx context.Context, n *node) (any, error) {
+				resealed, err := n.store.RotateSecrets(ctx)
+				if err != nil {
+					return nil, err
+				}
+				rep, err := n.store.CheckSecrets(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return secretsOut{Key: n.store.SecretKeyID(), Bots: rep.Bots, Plain: rep.Plain, ByKey: rep.ByKey, Unopened: rep.Unopened, Resealed: &resealed}, nil
 			}
 		},
 	}
 }
 
+// secretsOut is how the bot credentials in the database are sealed.
+type secretsOut struct {
+	Key      string         `json:"key"` // the id of the key that seals new credentials
+	Bots     int            `json:"bots"`
+	Plain    int            `json:"plain"`
+	ByKey    map[string]int `json:"by_key"`
+	Unopened int            `json:"unopened"`
+	Resealed *int           `json:"resealed,omitempty"`
+}
+
 func accountStatus(s push.AccountStatus) adminCmd {
-	return func(fs *flag.FlagSet) func(context.Context, *push.Engine) (any, error) {
+	return func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 		id := fs.Int64("id", 0, "account id")
-		return func(ctx context.Context, e *push.Engine) (any, error) {
+		return func(ctx context.Context, n *node) (any, error) {
 			if err := need("id", *id > 0); err != nil {
 				return nil, err
 			}
-			a, err := e.SetAccountStatus(ctx, *id, s)
+			a, err := n.eng.SetAccountStatus(ctx, *id, s)
 			return accountJSON(a), err
 		}
 	}

@@ -81,6 +81,8 @@ type engineFlags struct {
 	redis          string
 	redisNamespace string
 	reconcile      time.Duration
+	keyFile        string
+	oldKeyFiles    string
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet) {
@@ -102,6 +104,8 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.redis, "redis", "", "Redis URL (redis://[:password@]host:6379/0): run as one node of many, with the queue, completion notices and rate limit in Redis; needs a PostgreSQL --db")
 	fs.StringVar(&e.redisNamespace, "redis-namespace", "herald", "prefix of Herald's keys and queue in Redis (installations sharing one Redis use different ones)")
 	fs.DurationVar(&e.reconcile, "reconcile-interval", 30*time.Second, "with --redis: how often queued jobs the queue lost are enqueued again and stale running jobs are settled")
+	fs.StringVar(&e.keyFile, "secret-key-file", "", "file of the key that seals bot credentials in the database (default: the SQLite file's path + .key, created with mode 0600 on first start; HERALD_SECRET_KEY gives the key itself)")
+	fs.StringVar(&e.oldKeyFiles, "old-secret-key-files", "", "comma-separated files of earlier secret keys, kept while rotating (HERALD_OLD_SECRET_KEYS gives the keys themselves)")
 }
 
 // names lists the flags registered by engineFlags, for env twins.

@@ -42,7 +42,8 @@ func newScaleOut(t *testing.T, pg, db, redisURL string, env ...string) *scaleOut
 	ns := testkit.RandomName("h_")
 	s := &served{
 		tg:  testkit.NewTelegram(t),
-		env: append([]string{"HERALD_DB=" + db, "HERALD_REDIS=" + redisURL, "HERALD_REDIS_NAMESPACE=" + ns}, env...),
+		env: append([]string{"HERALD_DB=" + db, "HERALD_REDIS=" + redisURL, "HERALD_REDIS_NAMESPACE=" + ns,
+			"HERALD_SECRET_KEY=" + storage.EncodeSecretKey(storage.NewSecretKey())}, env...),
 	}
 	s.seed(t)
 	return &scaleOut{served: s, store: store}

@@ -51,7 +51,11 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	store, err := storage.Open(ctx, ef.db)
+	sealer, err := ef.sealer(log)
+	if err != nil {
+		return nil, err
+	}
+	store, err := storage.Open(ctx, ef.db, storage.WithSealer(sealer))
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +126,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer n.close()
+	if err := checkSecrets(ctx, n, log); err != nil {
+		return err
+	}
 	m.Platforms(n.eng.PlatformNames())
 	m.WatchBacklog(n.store, n.eng.PlatformNames())
 	if err := n.eng.Start(ctx); err != nil {

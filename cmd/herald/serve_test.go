@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/storage"
 )
 
 // served is a herald serve process with a seeded account, key, bot and
@@ -225,10 +226,16 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"serve", "--image-fetch-allow", "nonsense"}, "not a CIDR"},
 		{[]string{"bogus"}, "unknown command"},
 	}
+	// A PostgreSQL database needs the key that seals bot credentials.
+	var keyOut strings.Builder
+	if code := run(t.Context(), []string{"serve", "--db", "postgres://u:pw@127.0.0.1:1/x"}, &keyOut, &keyOut); code == 0 || !strings.Contains(keyOut.String(), "set HERALD_SECRET_KEY") {
+		t.Errorf("PostgreSQL without a secret key: exit %d, %q", code, keyOut.String())
+	}
+	t.Setenv("HERALD_SECRET_KEY", storage.EncodeSecretKey(storage.NewSecretKey()))
 	for _, tt := range tests {
 		var out strings.Builder
 		code := run(t.Context(), tt.args, &out, &out)
-		if code == 0 || !strings.Contains(out.String(), tt.want) || strings.Contains(out.String(), "secret") {
+		if code == 0 || !strings.Contains(out.String(), tt.want) || strings.Contains(out.String(), "secret@") {
 			t.Errorf("herald %v: exit %d, output %q; want failure with %q and no password", tt.args, code, out.String(), tt.want)
 		}
 	}

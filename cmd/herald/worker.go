@@ -36,6 +36,9 @@ func worker(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer n.close()
+	if err := checkSecrets(ctx, n, log); err != nil {
+		return err
+	}
 	if err := n.eng.Start(ctx); err != nil {
 		return err
 	}

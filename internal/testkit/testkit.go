@@ -9,6 +9,7 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -193,7 +194,7 @@ func New(tb testing.TB, opts ...Option) *Herald {
 	case ScaleOut:
 		h.scaleOut(&c, &po, logger)
 	default:
-		store, err := storage.Open(ctx, c.db)
+		store, err := storage.Open(ctx, c.db, storage.WithSealer(sealerFor(c.db)))
 		if err != nil {
 			tb.Fatalf("testkit: open store: %v", err)
 		}
@@ -259,7 +260,7 @@ func (h *Herald) scaleOut(c *config, po *push.Options, logger *slog.Logger) {
 	if err != nil {
 		tb.Fatalf("testkit: %s: %v", EnvRedis, err)
 	}
-	store, err := storage.Open(ctx, dsn)
+	store, err := storage.Open(ctx, dsn, storage.WithSealer(sealerFor(dsn)))
 	if err != nil {
 		tb.Fatalf("testkit: open store: %v", err)
 	}
@@ -505,3 +506,15 @@ func (h *Herald) CountJobs() int {
 
 // String describes the Herald for test logs.
 func (h *Herald) String() string { return fmt.Sprintf("herald at %s", h.URL) }
+
+// sealerFor returns the Sealer of a test database: every Herald of the
+// testkit seals bot credentials, with a key derived from the database's
+// name, so that a second Herald on the same database opens them.
+func sealerFor(dsn string) *storage.Sealer {
+	key := sha256.Sum256([]byte("herald testkit secret key for " + dsn))
+	s, err := storage.NewSealer(key[:])
+	if err != nil {
+		panic(err)
+	}
+	return s
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/heraldpush/herald/storage"
+)
+
+// The secret key that seals bot credentials in the database comes from
+// HERALD_SECRET_KEY, or from a key file. Older keys, kept while rotating,
+// come from HERALD_OLD_SECRET_KEYS and --old-secret-key-files.
+const (
+	envSecretKey     = "HERALD_SECRET_KEY"
+	envOldSecretKeys = "HERALD_OLD_SECRET_KEYS"
+)
+
+// defaultKeyFile is where the key file of a SQLite database lives when no
+// --secret-key-file is given: beside the database, e.g. herald.db.key.
+func defaultKeyFile(db string) string {
+	if storage.IsPostgres(db) || db == ":memory:" {
+		return ""
+	}
+	path := strings.TrimPrefix(db, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	return path + ".key"
+}
+
+// sealer builds the Sealer of the node: the primary key from the
+// environment or the key file (created with mode 0600 on first start), and
+// the older keys.
+func (e *engineFlags) sealer(log *slog.Logger) (*storage.Sealer, error) {
+	primary, err := e.primaryKey(log)
+	if err != nil {
+		return nil, err
+	}
+	var older [][]byte
+	for _, s := range splitList(os.Getenv(envOldSecretKeys)) {
+		k, err := storage.ParseSecretKey(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", envOldSecretKeys, err)
+		}
+		older = append(older, k)
+	}
+	for _, path := range splitList(e.oldKeyFiles) {
+		k, err := readKeyFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--old-secret-key-files: %w", err)
+		}
+		older = append(older, k)
+	}
+	return storage.NewSealer(primary, older...)
+}
+
+func (e *engineFlags) primaryKey(log *slog.Logger) ([]byte, error) {
+	if v, ok := os.LookupEnv(envSecretKey); ok {
+		k, err := storage.ParseSecretKey(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", envSecretKey, err)
+		}
+		return k, nil
+	}
+	path := e.keyFile
+	if path == "" {
+		path = defaultKeyFile(e.db)
+	}
+	switch {
+	case path == "" && e.db == ":memory:":
+		return storage.NewSecretKey(), nil // the database dies with the process
+	case path == "":
+		return nil, fmt.Errorf("a PostgreSQL database needs the secret key that seals bot credentials: set %s (the same on every node) or --secret-key-file to a file every node reads", envSecretKey)
+	}
+	k, err := readKeyFile(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return k, err
+	}
+	k = storage.NewSecretKey()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) { // another process created it meanwhile
+		return readKeyFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create the secret key file: %w", err)
+	}
+	if _, err := f.WriteString(storage.EncodeSecretKey(k) + "\n"); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write the secret key file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write the secret key file: %w", err)
+	}
+	log.Info("created the secret key that seals bot credentials; back it up with the database", "file", path, "key_id", storage.KeyID(k))
+	return k, nil
+}
+
+// readKeyFile reads a key file, refusing one that others can read.
+func readKeyFile(path string) ([]byte, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("the secret key file %s can be read by other users (mode %v): chmod 600 it", path, info.Mode().Perm())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	k, err := storage.ParseSecretKey(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("the secret key file %s: %v", path, err)
+	}
+	return k, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkSecrets refuses to run a node whose key cannot open the bot
+// credentials in the database, and warns about credentials stored
+// unsealed.
+func checkSecrets(ctx context.Context, n *node, log *slog.Logger) error {
+	rep, err := n.store.CheckSecrets(ctx)
+	if err != nil {
+		return err
+	}
+	if rep.Unopened > 0 {
+		return fmt.Errorf("%d bot configs cannot be opened with the configured secret key: %v", rep.Unopened, rep.FirstFail)
+	}
+	if rep.Plain > 0 {
+		log.Warn("bot credentials stored before encryption was on are unsealed: run herald admin secrets rotate", "bots", rep.Plain)
+	}
+	return nil
+}
