@@ -41,7 +41,7 @@ func newScaleOut(t *testing.T, pg, db, redisURL string, env ...string) *scaleOut
 	t.Cleanup(func() { store.Close() })
 	ns := testkit.RandomName("h_")
 	s := &served{
-		tg:  testkit.NewTelegram(t),
+		tg: testkit.NewTelegram(t),
 		env: append([]string{"HERALD_DB=" + db, "HERALD_REDIS=" + redisURL, "HERALD_REDIS_NAMESPACE=" + ns,
 			"HERALD_SECRET_KEY=" + storage.EncodeSecretKey(storage.NewSecretKey())}, env...),
 	}
