@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -107,10 +108,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	workers := fs.Int("workers", 8, "jobs sent at once (0: API only, with --redis)")
 	drain := fs.Duration("drain-timeout", 15*time.Second, "on SIGTERM, how long running sends may take to finish")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate chain: serve HTTPS (with --tls-key); without it, serve HTTP behind a TLS-terminating proxy")
+	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
 	}
 	switch {
+	case (*tlsCert == "") != (*tlsKey == ""):
+		return errors.New("--tls-cert and --tls-key go together: give both to serve HTTPS, or neither")
 	case *workers < 0:
 		return errors.New("--workers cannot be negative")
 	case *workers == 0 && ef.redis == "":
@@ -134,6 +139,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := n.eng.Start(ctx); err != nil {
 		return err
 	}
+	scheme := "http"
+	var cert tls.Certificate
+	if *tlsCert != "" {
+		if cert, err = tls.LoadX509KeyPair(*tlsCert, *tlsKey); err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		scheme = "https"
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		_ = n.eng.Stop(context.Background())
@@ -142,12 +155,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	api := transport.New(n.eng, transport.Options{Logger: log, Observer: m, Metrics: m.Handler(), Version: version})
 	srv := transport.NewHTTPServer(*addr, api, ef.syncWait)
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	if scheme == "https" {
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("herald serving", "addr", ln.Addr().String(), "docs", "http://"+ln.Addr().String()+"/api/docs",
+	base := scheme + "://" + ln.Addr().String()
+	log.Info("herald serving", "addr", ln.Addr().String(), "docs", base+"/api/docs",
 		"db", storage.Redact(ef.db), "redis", redactRedis(ef.redis),
 		"workers", *workers, "points", ef.points, "rate_limit", ef.rateLimit, "sync_wait", ef.syncWait)
-	fmt.Fprintf(stdout, "herald listening on http://%s/api\n", ln.Addr())
+	fmt.Fprintf(stdout, "herald listening on %s/api\n", base)
 
 	select {
 	case err := <-served:
