@@ -42,11 +42,44 @@ func (w *chaosWorld) fail(format string, args ...any) {
 	w.failures = append(w.failures, fmt.Sprintf(format, args...))
 }
 
+// chaosMode is an installation the chaos test runs against.
+type chaosMode struct {
+	name string
+	// setup returns the environment of every herald process, the database
+	// the test reads afterwards, and how many serve nodes to run.
+	setup func(t *testing.T) (env []string, db string, nodes int)
+}
+
 // TestChaos runs a load of single and batch sends (with and without
 // Idempotency-Keys), replays and random cancels against herald serve while
-// the platform misbehaves at random and the process is killed with SIGKILL
-// and restarted several times; then it checks Herald's promises.
+// the platform misbehaves at random and the processes are killed with
+// SIGKILL and restarted several times; then it checks Herald's promises.
+// It runs on the embedded installation (one process, SQLite, in-process
+// queue) and on the scale-out one (two nodes on PostgreSQL and Redis).
 func TestChaos(t *testing.T) {
+	modes := []chaosMode{
+		{"sqlite", func(t *testing.T) ([]string, string, int) {
+			db := filepath.Join(t.TempDir(), "chaos.db")
+			return []string{"HERALD_DB=" + db}, db, 1
+		}},
+		{"postgres+redis", func(t *testing.T) ([]string, string, int) {
+			db := testkit.PostgresURL(t)
+			env := []string{"HERALD_DB=" + db, "HERALD_REDIS=" + testkit.RedisURL(t),
+				"HERALD_REDIS_NAMESPACE=" + testkit.RandomName("chaos_"),
+				"HERALD_SECRET_KEY=" + storage.EncodeSecretKey(storage.NewSecretKey()),
+				"HERALD_RECONCILE_INTERVAL=2s"}
+			return env, db, 2
+		}},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			runChaos(t, m)
+		})
+	}
+}
+
+func runChaos(t *testing.T, mode chaosMode) {
 	load := 25 * time.Second
 	if d, err := time.ParseDuration(os.Getenv("HERALD_CHAOS_DURATION")); err == nil {
 		load = d
@@ -58,8 +91,7 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos seed %d (HERALD_CHAOS_SEED to replay), load %s", seed, load)
 	rnd := rand.New(rand.NewPCG(seed, 1))
 
-	db := filepath.Join(t.TempDir(), "chaos.db")
-	env := []string{"HERALD_DB=" + db}
+	env, db, nodes := mode.setup(t)
 	tg := testkit.NewTelegram(t)
 	tg.SetChaos(testkit.Chaos{Seed: seed, Slow: 0.2, MaxDelay: 400 * time.Millisecond, Fail5xx: 0.04, Fail4xx: 0.04, RateLimit: 0.05, Drop: 0.04})
 
@@ -86,21 +118,26 @@ func TestChaos(t *testing.T) {
 	}
 
 	serveArgs := []string{"--points", "--sync-wait", "300ms", "--workers", "4", "--rate-limit", "0", "--drain-timeout", "1s", "--log-level", "warn"}
-	var url atomic.Pointer[string]
-	start := func() *testkit.Process {
-		p := testkit.StartServe(t, heraldBin, env, serveArgs...)
-		u := p.URL
-		url.Store(&u)
-		return p
+	// urls[i] is the API of node i; a killed node's slot points at the
+	// other node until it is back.
+	urls := make([]atomic.Pointer[string], nodes)
+	procs := make([]*testkit.Process, nodes)
+	start := func(i int) {
+		procs[i] = testkit.StartServe(t, heraldBin, env, serveArgs...)
+		u := procs[i].URL
+		urls[i].Store(&u)
 	}
-	proc := start()
+	for i := range procs {
+		start(i)
+	}
+	pickURL := func(r *rand.Rand) string { return *urls[r.IntN(nodes)].Load() }
 
 	w := &chaosWorld{named: map[string]bool{}, byKey: map[string][]string{}, bodies: map[string]any{},
 		paths: map[string]string{}, accounts: map[string]string{}, answers: map[int]int{}}
 	client := &http.Client{Timeout: 5 * time.Second}
-	post := func(path, key, idem string, body any) (int, map[string]any, error) {
+	post := func(base, path, key, idem string, body any) (int, map[string]any, error) {
 		data, _ := json.Marshal(body)
-		req, _ := http.NewRequest("POST", *url.Load()+path, bytes.NewReader(data))
+		req, _ := http.NewRequest("POST", base+path, bytes.NewReader(data))
 		req.Header.Set("Authorization", "Bearer "+key)
 		if idem != "" {
 			req.Header.Set("Idempotency-Key", idem)
@@ -198,7 +235,7 @@ func TestChaos(t *testing.T) {
 					}
 					w.mu.Unlock()
 					if id != "" {
-						_, _, _ = post("/openapi/queue/"+id+"/cancel", a.key, "", nil)
+						_, _, _ = post(pickURL(r), "/openapi/queue/"+id+"/cancel", a.key, "", nil)
 					}
 					continue
 				case x < 0.35: // batch to every target of the bot
@@ -220,7 +257,7 @@ func TestChaos(t *testing.T) {
 					}
 					w.mu.Unlock()
 				}
-				status, m, err := post(path, a.key, idem, body)
+				status, m, err := post(pickURL(r), path, a.key, idem, body)
 				if err != nil || status == http.StatusServiceUnavailable {
 					// No answer: the outcome is unknown. With a key, it is
 					// resubmitted later with the same key and body.
@@ -244,23 +281,28 @@ func TestChaos(t *testing.T) {
 			}
 		}()
 	}
-	// The killer: SIGKILL and restart every 2–5 s.
+	// The killer: SIGKILL a node and restart it every 2–5 s.
 	kills := 0
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
 		case <-time.After(2*time.Second + time.Duration(rnd.Int64N(int64(3*time.Second)))):
-			proc.Kill()
+			i := rnd.IntN(nodes)
+			if nodes > 1 {
+				other := *urls[(i+1)%nodes].Load()
+				urls[i].Store(&other)
+			}
+			procs[i].Kill()
 			kills++
 			time.Sleep(100 * time.Millisecond)
-			proc = start()
+			start(i)
 		}
 	}
 	wg.Wait()
 	// Resubmit every key still without an answer, so each keyed request
 	// ends with a known outcome.
 	for _, idem := range w.pending {
-		status, m, err := post(w.paths[idem], w.accounts[idem], idem, w.bodies[idem])
+		status, m, err := post(*urls[0].Load(), w.paths[idem], w.accounts[idem], idem, w.bodies[idem])
 		if err != nil {
 			t.Fatalf("resubmitting %s after the load: %v", idem, err)
 		}
@@ -271,13 +313,16 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("only %d kills: the load was too short to test recovery", kills)
 	}
 
-	// Let the last process finish every queued job, then stop it.
+	// Let the nodes finish every queued job, then stop them. On the
+	// scale-out installation, a job whose worker was killed mid-send comes
+	// back from the queue when the dead worker's lease has run out (about a
+	// minute) and becomes uncertain then.
 	store, err := storage.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(150 * time.Second)
 	for {
 		queued, _ := store.FindJobs(context.Background(), push.Queued, time.Time{}, 0)
 		running, _ := store.FindJobs(context.Background(), push.Running, time.Time{}, 0)
@@ -285,12 +330,14 @@ func TestChaos(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d jobs still queued and %d running a minute after the load", len(queued), len(running))
+			t.Fatalf("%d jobs still queued and %d running %s after the load", len(queued), len(running), 150*time.Second)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := proc.Terminate(10 * time.Second); err != nil {
-		t.Fatalf("serve did not stop cleanly: %v", err)
+	for _, p := range procs {
+		if err := p.Terminate(10 * time.Second); err != nil {
+			t.Fatalf("serve did not stop cleanly: %v", err)
+		}
 	}
 	checkChaosInvariants(t, store, tg, w, len(accounts))
 }
