@@ -11,12 +11,19 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/transport"
 )
 
 func TestDeepJSONIsRefusedBeforeTheEnd(t *testing.T) {
-	h := testkit.New(t)
+	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
 	f := h.Seed()
+	defer func() {
+		// One send (the brackets in a string) went through; nothing else.
+		if h.CountJobs() != 1 || h.Balance(f.Account.ID) != 99 || len(h.Telegram.Messages()) != 1 {
+			t.Errorf("after the deep bodies: %d jobs, balance %d, %d messages; want 1, 99, 1", h.CountJobs(), h.Balance(f.Account.ID), len(h.Telegram.Messages()))
+		}
+	}()
 	deep := strings.Repeat("[", 17)
 	r := h.Call("POST", "/openapi/v1/push/private", f.Key, `{"botId":1,"x":`+deep+strings.Repeat("]", 17)+`}`)
 	var e errAnswer

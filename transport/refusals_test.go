@@ -202,14 +202,17 @@ func TestRoutingRefusals(t *testing.T) {
 }
 
 func TestBodyTooLarge(t *testing.T) {
-	h := testkit.New(t)
+	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
 	f := h.Seed()
 	big := `{"botId":1,"target":"1","content":"` + strings.Repeat("x", 2<<20) + `"}`
 	r := h.Call("POST", "/openapi/v1/push/private", f.Key, big)
 	var e errAnswer
 	r.Decode(t, &e)
-	if r.Status != http.StatusRequestEntityTooLarge || e.Error != "body_too_large" {
+	if r.Status != http.StatusRequestEntityTooLarge || e.Error != "body_too_large" || !strings.Contains(e.Message, "larger than 1048576 bytes") {
 		t.Fatalf("2 MiB body: %d %s", r.Status, r.Body)
+	}
+	if h.CountJobs() != 0 || h.Balance(f.Account.ID) != 100 || h.Telegram.Requests() != 0 {
+		t.Fatalf("a refused body: %d jobs, balance %d, %d platform requests", h.CountJobs(), h.Balance(f.Account.ID), h.Telegram.Requests())
 	}
 }
 

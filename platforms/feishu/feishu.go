@@ -232,6 +232,9 @@ func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 			return push.Errorf(push.Invalid, "content_too_long", "the Markdown card is %d bytes; Feishu takes cards of at most %d", n, MaxCardBody)
 		}
 	case push.Image:
+		if err := p.images.CheckURL(m.ImageURL); err != nil {
+			return err
+		}
 		if n := len(postContent("img_v3_0000000000000000000000000000000000000000", caption(m), DomainFeishu)); n > MaxCardBody {
 			return push.Errorf(push.Invalid, "caption_too_long", "the captioned image is %d bytes as a Feishu post; the limit is %d", n, MaxCardBody)
 		}

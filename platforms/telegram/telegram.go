@@ -146,6 +146,10 @@ func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 			return push.Errorf(push.Invalid, "content_too_long", "the text is %d UTF-16 units long; Telegram's limit is %d", n, MaxText)
 		}
 	case push.Image:
+		// Herald downloads the photo itself when Telegram cannot fetch it.
+		if err := p.images.CheckURL(m.ImageURL); err != nil {
+			return err
+		}
 		if n := utf16Len(m.Content); n > MaxCaption {
 			return push.Errorf(push.Invalid, "caption_too_long", "the image caption is %d characters long; Telegram's limit for captions is %d", n, MaxCaption)
 		}

@@ -161,6 +161,9 @@ func (p *Provider) ValidateMessage(m push.Message, tt push.TargetType) error {
 			return push.Errorf(push.Invalid, "empty_message", "the Markdown renders to an empty WeChat text")
 		}
 	case push.Image:
+		if err := p.images.CheckURL(m.ImageURL); err != nil {
+			return err
+		}
 		body, what = m.Content, "the image caption (sent as a text before the image)"
 	default:
 		body, what = m.Content, "the text"

@@ -252,6 +252,11 @@ func (p *Provider) ValidateTarget(raw json.RawMessage, t push.Target) error {
 // hand: it applies the limits common to both modes (Markdown up to the
 // robot's 4096 bytes). The engine calls ValidateBotMessage instead.
 func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
+	if m.Type == push.Image {
+		if err := p.images.CheckURL(m.ImageURL); err != nil {
+			return err
+		}
+	}
 	return checkMessage(m, MaxRobotMarkdown)
 }
 

@@ -288,3 +288,28 @@ func scrub(err error) string {
 	}
 	return err.Error()
 }
+
+// CheckURL refuses, before anything is queued or charged, an image URL
+// that Fetch would refuse whatever DNS says: a scheme other than http and
+// https, a user name or password, or a host that is a literal address (or
+// localhost) outside the public internet and not allow-listed. Host names
+// are checked by Fetch, at dial time, on the address they resolve to.
+func (f *Fetcher) CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return push.Errorf(push.Invalid, "invalid_image_url", "imageUrl is not an absolute http or https URL")
+	}
+	if err := checkScheme(u); err != nil {
+		return push.Errorf(push.Invalid, "invalid_image_url", "imageUrl: %v", err)
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		host = "127.0.0.1"
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if err := f.checkAddr(ip.Unmap()); err != nil {
+			return push.Errorf(push.Invalid, "image_url_refused", "imageUrl: %v: give a publicly reachable image URL", err)
+		}
+	}
+	return nil
+}

@@ -175,3 +175,38 @@ func TestFetchCapsAndChecks(t *testing.T) {
 		t.Errorf("a PNG served as octets: %+v, %v", img.ContentType, err)
 	}
 }
+
+func TestCheckURL(t *testing.T) {
+	f := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16")}})
+	tests := []struct {
+		url, reason string // reason empty: accepted
+	}{
+		{"https://img.example.com/a.png", ""},
+		{"http://93.184.216.34/a.png", ""},
+		{"http://internal.example/a.png", ""}, // a name: checked at dial time
+		{"http://10.9.1.1/a.png", ""},         // allow-listed
+		{"http://169.254.169.254/latest/meta-data/", "image_url_refused"},
+		{"http://10.0.0.1/a.png", "image_url_refused"},
+		{"http://[::1]/a.png", "image_url_refused"},
+		{"http://[::ffff:192.168.0.1]/a.png", "image_url_refused"},
+		{"http://localhost:8080/a.png", "image_url_refused"},
+		{"http://x.localhost./a.png", "image_url_refused"},
+		{"http://0.0.0.0/a.png", "image_url_refused"},
+		{"file:///etc/passwd", "invalid_image_url"},
+		{"gopher://example.com/", "invalid_image_url"},
+		{"https://user:pw@example.com/a.png", "invalid_image_url"},
+		{"/relative.png", "invalid_image_url"},
+	}
+	for _, tt := range tests {
+		err := f.CheckURL(tt.url)
+		switch {
+		case tt.reason == "" && err != nil:
+			t.Errorf("CheckURL(%s) = %v", tt.url, err)
+		case tt.reason != "" && (push.ReasonOf(err) != tt.reason || push.KindOf(err) != push.Invalid):
+			t.Errorf("CheckURL(%s) = %v, want Invalid %s", tt.url, err, tt.reason)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw") {
+			t.Errorf("CheckURL(%s) quotes the password: %v", tt.url, err)
+		}
+	}
+}
