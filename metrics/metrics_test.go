@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"regexp"
 	"strconv"
 	"strings"
@@ -112,11 +113,11 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 			t.Fatalf("multi: %d %s", r.Status, r.Body)
 		}
 	}
-	h.Telegram.Fail(testkit.TelegramFault{Status: 400, Description: "Bad Request: chat not found"})
+	h.Telegram.Fail(fake.TelegramFault{Status: 400, Description: "Bad Request: chat not found"})
 	send(one("fails"), 500)
 	h.Telegram.DropNext(1)
 	send(one("lost"), 202)
-	h.Telegram.Fail(testkit.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1})
+	h.Telegram.Fail(fake.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1})
 	send(one("retried"), 200)
 
 	// A is sending (blocked at the platform); B waits behind it in the

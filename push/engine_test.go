@@ -3,6 +3,7 @@ package push_test
 import (
 	"context"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -286,7 +287,7 @@ func TestDroppedConnectionIsUncertain(t *testing.T) {
 func TestRetryableErrorIsRetried(t *testing.T) {
 	h := testkit.New(t)
 	f := h.Seed()
-	h.Telegram.Fail(testkit.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 0", RetryAfter: 0})
+	h.Telegram.Fail(fake.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 0", RetryAfter: 0})
 	res, err := send(t, h, f, "", "again")
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ func TestRetryableErrorIsRetried(t *testing.T) {
 func TestDefinitiveFailure(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
 	f := h.Seed()
-	h.Telegram.Fail(testkit.TelegramFault{Status: 403, Description: "Forbidden: bot was blocked by the user"})
+	h.Telegram.Fail(fake.TelegramFault{Status: 403, Description: "Forbidden: bot was blocked by the user"})
 	res, err := send(t, h, f, "", "blocked")
 	if err != nil {
 		t.Fatal(err)
@@ -454,7 +455,7 @@ func TestBacklogTotalAcrossBots(t *testing.T) {
 
 func TestRestartRecoversJobs(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "herald.db")
-	tg := testkit.NewTelegram(t)
+	tg := fake.NewTelegram(t)
 	first := testkit.New(t, testkit.WithDB(db), testkit.WithTelegram(tg), testkit.WithoutStart(),
 		testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}), testkit.WithPoints(push.Points{Enabled: true}))
 	f := first.Seed()

@@ -1,6 +1,7 @@
 package push_test
 
 import (
+	"github.com/heraldpush/herald/internal/fake"
 	"testing"
 
 	"github.com/heraldpush/herald/internal/testkit"
@@ -12,7 +13,7 @@ import (
 func TestEngineTargetlessRules(t *testing.T) {
 	h := testkit.New(t)
 	f := h.Seed()
-	ntfy := testkit.NewNtfy(t)
+	ntfy := fake.NewNtfy(t)
 	bot := h.PlatformBot(f.Account.ID, "ntfy", map[string]any{"server": ntfy.URL(), "topic": "t"})
 	msg := text("x")
 	tests := []struct {

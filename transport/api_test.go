@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strconv"
 	"strings"
@@ -52,20 +53,20 @@ func TestSendPrivate(t *testing.T) {
 		name string
 		body map[string]any
 		want record
-		sent testkit.TelegramMessage
+		sent fake.TelegramMessage
 	}{
 		{"text", map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "hi"},
 			record{ID: 1, Bot: f.Bot.ID, User: f.Account.ID, Content: "hi", MsgType: 0, Status: "SUCCESS", PlatformIndex: f.Target.Address + ":1"},
-			testkit.TelegramMessage{Method: "sendMessage", Text: "hi"}},
+			fake.TelegramMessage{Method: "sendMessage", Text: "hi"}},
 		{"markdown", map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "**b** <x>", "msgType": 2, "targetType": "user"},
 			record{ID: 2, Bot: f.Bot.ID, User: f.Account.ID, Content: "**b** <x>", MsgType: 2, Status: "SUCCESS", PlatformIndex: f.Target.Address + ":2"},
-			testkit.TelegramMessage{Method: "sendMessage", Text: "<b>b</b> &lt;x&gt;", ParseMode: "HTML"}},
+			fake.TelegramMessage{Method: "sendMessage", Text: "<b>b</b> &lt;x&gt;", ParseMode: "HTML"}},
 		{"image by msgType", map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "msgType": 7, "imageUrl": "https://e.com/a.png", "content": "cap"},
 			record{ID: 3, Bot: f.Bot.ID, User: f.Account.ID, Content: "cap", MsgType: 7, Status: "SUCCESS", PlatformIndex: f.Target.Address + ":3"},
-			testkit.TelegramMessage{Method: "sendPhoto", Text: "cap", Photo: "https://e.com/a.png"}},
+			fake.TelegramMessage{Method: "sendPhoto", Text: "cap", Photo: "https://e.com/a.png"}},
 		{"image by url alone", map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "imageUrl": "https://e.com/b.png", "isWakeup": false},
 			record{ID: 4, Bot: f.Bot.ID, User: f.Account.ID, MsgType: 7, Status: "SUCCESS", PlatformIndex: f.Target.Address + ":4"},
-			testkit.TelegramMessage{Method: "sendPhoto", Photo: "https://e.com/b.png"}},
+			fake.TelegramMessage{Method: "sendPhoto", Photo: "https://e.com/b.png"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,7 +87,7 @@ func TestSendPrivate(t *testing.T) {
 				t.Fatalf("platform received %d messages, want %d", len(msgs), i+1)
 			}
 			m := msgs[i]
-			if diff := cmp.Diff(tt.sent, m, cmpopts.IgnoreFields(testkit.TelegramMessage{}, "Token", "ChatID", "MessageID", "At")); diff != "" {
+			if diff := cmp.Diff(tt.sent, m, cmpopts.IgnoreFields(fake.TelegramMessage{}, "Token", "ChatID", "MessageID", "At")); diff != "" {
 				t.Fatalf("platform received (-want +got):\n%s", diff)
 			}
 			if m.ChatID != f.Target.Address {
@@ -149,7 +150,7 @@ func TestSendPendingAndUncertainAndFailed(t *testing.T) {
 		t.Fatalf("dropped send: %d %s", r.Status, r.Body)
 	}
 
-	h.Telegram.Fail(testkit.TelegramFault{Status: 400, Description: "Bad Request: chat not found"})
+	h.Telegram.Fail(fake.TelegramFault{Status: 400, Description: "Bad Request: chat not found"})
 	r = h.Call("POST", "/openapi/v1/push/private", f.Key, body)
 	r.Decode(t, &got)
 	if r.Status != http.StatusInternalServerError || got.Code != 500 || got.Error != "platform_failed" || got.Data == nil || got.Data.Status != "FAILED" {
@@ -195,7 +196,7 @@ func TestBatchSend(t *testing.T) {
 	}
 
 	// One failing target, one slow: a failed count, and a pending item with its jobId and a queued status.
-	h.Telegram.Fail(testkit.TelegramFault{Status: 400, Description: "Bad Request: chat not found"})
+	h.Telegram.Fail(fake.TelegramFault{Status: 400, Description: "Bad Request: chat not found"})
 	slow := testkit.New(t, testkit.WithLimits(push.Limits{SyncWait: 50 * time.Millisecond}))
 	sf := slow.Seed()
 	slow.Telegram.SetDelay(300 * time.Millisecond)

@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 func TestHostileImageURLs(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
 	f := h.Seed()
-	fs := testkit.NewFeishu(t)
+	fs := fake.NewFeishu(t)
 	app := fs.NewApp()
 	fs.AddUser("open_id", "ou_7d8a6e6df7621556ce0d21922b676706")
 	fb, err := h.Engine.CreateBot(t.Context(), push.Bot{AccountID: f.Account.ID, Platform: "feishu", Name: "fs", Config: json.RawMessage(app.Config(fs))})

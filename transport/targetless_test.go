@@ -3,6 +3,7 @@ package transport_test
 import (
 	"context"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,8 +17,8 @@ import (
 // without targets) and a Telegram bot with a bound target, for contrast.
 type targetless struct {
 	h      *testkit.Herald
-	ntfy   *testkit.Ntfy
-	ding   *testkit.DingTalk
+	ntfy   *fake.Ntfy
+	ding   *fake.DingTalk
 	acct   push.Account
 	key    string
 	relay  push.Bot // ntfy
@@ -29,11 +30,11 @@ type targetless struct {
 func newTargetless(t *testing.T, opts ...testkit.Option) *targetless {
 	t.Helper()
 	h := testkit.New(t, opts...)
-	s := &targetless{h: h, ntfy: testkit.NewNtfy(t), ding: testkit.NewDingTalk(t)}
+	s := &targetless{h: h, ntfy: fake.NewNtfy(t), ding: fake.NewDingTalk(t)}
 	f := h.Seed()
 	s.acct, s.key, s.tg, s.target = f.Account, f.Key, f.Bot, f.Target
 	s.relay = h.PlatformBot(s.acct.ID, "ntfy", map[string]any{"server": s.ntfy.URL(), "topic": "alerts"})
-	token, secret := s.ding.NewRobot(testkit.DingTalkSecurity{Sign: true})
+	token, secret := s.ding.NewRobot(fake.DingTalkSecurity{Sign: true})
 	s.work = h.PlatformBot(s.acct.ID, "dingtalk", map[string]any{"access_token": token, "secret": secret, "api_base": s.ding.URL()})
 	return s
 }
@@ -265,7 +266,7 @@ func TestTargetlessPointsBacklogStates(t *testing.T) {
 	if d := data(r); r.Status != http.StatusAccepted || d["uncertain"] != true || d["status"] != "UNCERTAIN" {
 		t.Fatalf("dropped: %d %s", r.Status, r.Body)
 	}
-	s.ntfy.Fail(testkit.NtfyFault(403, 40301, "forbidden"))
+	s.ntfy.Fail(fake.NtfyFault(403, 40301, "forbidden"))
 	r = send("refused")
 	if r.Status != http.StatusInternalServerError || r.JSON()["error"] != "platform_failed" || !strings.Contains(r.JSON()["message"].(string), "forbidden") || data(r)["status"] != "FAILED" {
 		t.Fatalf("refused: %d %s", r.Status, r.Body)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 func TestAdminSurface(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "admin.db")
 	env := []string{"HERALD_DB=" + db}
-	tg := testkit.NewTelegram(t)
+	tg := fake.NewTelegram(t)
 	run := func(args ...string) map[string]any {
 		t.Helper()
 		return testkit.MustAdmin(t, heraldBin, env, args...)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -92,8 +93,8 @@ func runChaos(t *testing.T, mode chaosMode) {
 	rnd := rand.New(rand.NewPCG(seed, 1))
 
 	env, db, nodes := mode.setup(t)
-	tg := testkit.NewTelegram(t)
-	tg.SetChaos(testkit.Chaos{Seed: seed, Slow: 0.2, MaxDelay: 400 * time.Millisecond, Fail5xx: 0.04, Fail4xx: 0.04, RateLimit: 0.05, Drop: 0.04})
+	tg := fake.NewTelegram(t)
+	tg.SetChaos(fake.Chaos{Seed: seed, Slow: 0.2, MaxDelay: 400 * time.Millisecond, Fail5xx: 0.04, Fail4xx: 0.04, RateLimit: 0.05, Drop: 0.04})
 
 	type acct struct {
 		id, key, bot string
@@ -342,7 +343,7 @@ func runChaos(t *testing.T, mode chaosMode) {
 	checkChaosInvariants(t, store, tg, w, len(accounts))
 }
 
-func checkChaosInvariants(t *testing.T, store *storage.Store, tg *testkit.Telegram, w *chaosWorld, accounts int) {
+func checkChaosInvariants(t *testing.T, store *storage.Store, tg *fake.Telegram, w *chaosWorld, accounts int) {
 	t.Helper()
 	ctx := context.Background()
 	for _, f := range w.failures {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"io"
 	"log/slog"
 	"net"
@@ -14,7 +15,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/transport"
 )
@@ -170,25 +170,25 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // demoStops starts the fakes and describes what the demo sends through
 // each. The returned function stops the fakes.
 func demoStops() ([]demoStop, func()) {
-	tg := testkit.NewTelegram(nil)
+	tg := fake.NewTelegram(nil)
 	tg.AddChat("424242")
 	tgConfig, _ := json.Marshal(map[string]string{"token": tg.NewBot(), "api_base": tg.URL()})
 
-	qq := testkit.NewQQ(nil)
+	qq := fake.NewQQ(nil)
 	qqApp, qqSecret := qq.NewApp()
 	qq.AddUser("A1B2C3D4E5F6")
 	qq.UserTalked("A1B2C3D4E5F6") // wake-up messages go to users who talked to the bot
 
-	wc := testkit.NewWeChat(nil)
+	wc := fake.NewWeChat(nil)
 	wcApp, wcSecret := wc.NewApp()
 	wc.AddFollower(wcApp, "oDemoFollower01")
 	wc.UserWrote(wcApp, "oDemoFollower01", time.Now()) // inside the 48-hour window
 
-	nt := testkit.NewNtfy(nil)
+	nt := fake.NewNtfy(nil)
 	ntConfig, _ := json.Marshal(map[string]string{"server": nt.URL(), "topic": "herald-demo"})
 
-	dt := testkit.NewDingTalk(nil)
-	dtToken, dtSecret := dt.NewRobot(testkit.DingTalkSecurity{Sign: true})
+	dt := fake.NewDingTalk(nil)
+	dtToken, dtSecret := dt.NewRobot(fake.DingTalkSecurity{Sign: true})
 	dtConfig, _ := json.Marshal(map[string]string{"access_token": dtToken, "secret": dtSecret, "api_base": dt.URL()})
 
 	stops := []demoStop{

@@ -1,19 +1,18 @@
 package main
 
 import (
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/heraldpush/herald/internal/testkit"
 )
 
 // TestFeishuEndToEnd sends through a running herald serve to a fake
 // Feishu: text, a Markdown card and an uploaded image to a user and to a
 // group, and a refusal.
 func TestFeishuEndToEnd(t *testing.T) {
-	fs := testkit.NewFeishu(t)
-	img := testkit.NewImageHost(t)
+	fs := fake.NewFeishu(t)
+	img := fake.NewImages(t)
 	e := startProviderE2E(t)
 	app := fs.NewApp()
 	const openID, chatID = "ou_7d8a6e6df7621556ce0d21922b676706", "oc_a0553eda9014c201e6969b478895c230"
@@ -28,22 +27,22 @@ func TestFeishuEndToEnd(t *testing.T) {
 	cases := []struct {
 		name  string
 		body  map[string]any
-		check func(m testkit.FeishuMessage) bool
+		check func(m fake.FeishuMessage) bool
 	}{
 		{"text to a user", map[string]any{"botId": bot, "target": user, "content": "构建通过"},
-			func(m testkit.FeishuMessage) bool {
+			func(m fake.FeishuMessage) bool {
 				return m.ReceiveIDType == "open_id" && m.MsgType == "text" && m.Text == "构建通过"
 			}},
 		{"markdown card to a group", map[string]any{"botId": bot, "target": group, "content": "**v42** is live", "msgType": 2},
-			func(m testkit.FeishuMessage) bool {
+			func(m fake.FeishuMessage) bool {
 				return m.ReceiveIDType == "chat_id" && m.MsgType == "interactive" && m.Markdown == "**v42** is live"
 			}},
 		{"image to a group", map[string]any{"botId": bot, "target": group, "imageUrl": img.URL("/photo.jpg")},
-			func(m testkit.FeishuMessage) bool {
+			func(m fake.FeishuMessage) bool {
 				return m.MsgType == "image" && string(m.Image) == string(img.Data("/photo.jpg"))
 			}},
 		{"captioned image to a user", map[string]any{"botId": bot, "target": user, "imageUrl": img.URL("/chart.png"), "content": "chart"},
-			func(m testkit.FeishuMessage) bool {
+			func(m fake.FeishuMessage) bool {
 				return m.MsgType == "post" && m.Text == "chart" && len(m.Image) > 0
 			}},
 	}
@@ -72,7 +71,7 @@ func TestFeishuEndToEnd(t *testing.T) {
 	})
 	t.Run("a lost answer is re-sent with the uuid and delivered once", func(t *testing.T) {
 		before := len(fs.Messages())
-		fs.Fail(testkit.FeishuOpSend, testkit.FeishuFault{Drop: true, Process: true})
+		fs.Fail(fake.FeishuOpSend, fake.FeishuFault{Drop: true, Process: true})
 		status, _, data := e.push(t, map[string]any{"botId": bot, "target": user, "content": "once"})
 		if status != http.StatusOK || data["status"] != "SUCCESS" || len(fs.Messages())-before != 1 || fs.Deduplicated() != 1 {
 			t.Fatalf("push: %d %v; %d delivered, %d deduplicated", status, data, len(fs.Messages())-before, fs.Deduplicated())

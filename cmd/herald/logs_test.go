@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,7 +22,7 @@ import (
 func TestServeJSONLogs(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "h.db")
 	env := []string{"HERALD_DB=" + db}
-	tg := testkit.NewTelegram(t)
+	tg := fake.NewTelegram(t)
 	p := testkit.StartServe(t, heraldBin, env, "--log-format", "json", "--log-level", "debug", "--points")
 
 	acct := testkit.MustAdmin(t, heraldBin, env, "account", "create", "--name", "acme")
@@ -49,10 +50,10 @@ func TestServeJSONLogs(t *testing.T) {
 		{"send", "POST", "/openapi/v1/push/private", key, body("one"), []string{"Idempotency-Key", "log-1", "X-Request-Id", "trace-log-1"}, nil, 200},
 		{"replay", "POST", "/openapi/v1/push/private", key, body("one"), []string{"Idempotency-Key", "log-1"}, nil, 200},
 		{"token refused", "POST", "/openapi/v1/push/private", key, body("two"), nil,
-			func() { tg.Fail(testkit.TelegramFault{Status: 401, Description: "Unauthorized"}) }, 500},
+			func() { tg.Fail(fake.TelegramFault{Status: 401, Description: "Unauthorized"}) }, 500},
 		{"rate-limited by the platform, then sent", "POST", "/openapi/v1/push/private", key, body("three"), nil,
 			func() {
-				tg.Fail(testkit.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1})
+				tg.Fail(fake.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1})
 			}, 200},
 		{"dropped", "POST", "/openapi/v1/push/private", key, body("four"), nil, func() { tg.DropNext(1) }, 202},
 		{"missing botId", "POST", "/openapi/v1/push/private", key, map[string]any{"content": "x"}, nil, nil, 400},

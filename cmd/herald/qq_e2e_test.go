@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -49,13 +50,13 @@ func (s *platformServe) send(t *testing.T, body map[string]any) testkit.Response
 }
 
 func TestQQEndToEnd(t *testing.T) {
-	qq := testkit.NewQQ(t)
+	qq := fake.NewQQ(t)
 	appID, secret := qq.NewApp()
 	qq.SetProactive(appID, true)
 	qq.AddUser("E4F4AEA33253A2797FB897C50B81D7ED")
 	qq.AddGroup("C9F778FE6ADF9D1D1DBE395BF744A33A")
-	images := testkit.NewImages(t)
-	png := testkit.PNG(5)
+	images := fake.NewImages(t)
+	png := fake.PNG(5)
 	imgURL := images.Add("/chart.png", png, "image/png")
 
 	s := startPlatformServe(t)
@@ -80,7 +81,7 @@ func TestQQEndToEnd(t *testing.T) {
 	}{
 		{"text to a user", map[string]any{"target": user, "content": "hello from herald"}, "c2c", 0, ""},
 		{"markdown to a group", map[string]any{"target": group, "content": "**deployed** v42", "msgType": 2}, "group", 2, ""},
-		{"image to a group", map[string]any{"target": group, "imageUrl": imgURL, "msgType": 7}, "group", 7, testkit.SHA256(png)},
+		{"image to a group", map[string]any{"target": group, "imageUrl": imgURL, "msgType": 7}, "group", 7, fake.SHA256(png)},
 	}
 	for i, sd := range sends {
 		sd.body["botId"] = bot

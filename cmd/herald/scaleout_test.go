@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"math"
 	"net/http"
 	"slices"
@@ -41,7 +42,7 @@ func newScaleOut(t *testing.T, pg, db, redisURL string, env ...string) *scaleOut
 	t.Cleanup(func() { store.Close() })
 	ns := testkit.RandomName("h_")
 	s := &served{
-		tg: testkit.NewTelegram(t),
+		tg: fake.NewTelegram(t),
 		env: append([]string{"HERALD_DB=" + db, "HERALD_REDIS=" + redisURL, "HERALD_REDIS_NAMESPACE=" + ns,
 			"HERALD_SECRET_KEY=" + storage.EncodeSecretKey(storage.NewSecretKey())}, env...),
 	}
@@ -102,7 +103,7 @@ func (c *scaleOut) waitState(t *testing.T, jobID string, want push.State, timeou
 }
 
 // texts counts the messages the platform accepted, by text.
-func texts(tg *testkit.Telegram) map[string]int {
+func texts(tg *fake.Telegram) map[string]int {
 	m := map[string]int{}
 	for _, msg := range tg.Messages() {
 		m[msg.Text]++

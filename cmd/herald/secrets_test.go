@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,12 +100,12 @@ func TestNoSecretAtRestOrInLogs(t *testing.T) {
 		}
 		return r.JSON(t)
 	}
-	tg := testkit.NewTelegram(t)
-	fs := testkit.NewFeishu(t)
-	wc := testkit.NewWeCom(t)
-	nt := testkit.NewNtfy(t)
-	dt := testkit.NewDingTalk(t)
-	sl := testkit.NewSlack(t)
+	tg := fake.NewTelegram(t)
+	fs := fake.NewFeishu(t)
+	wc := fake.NewWeCom(t)
+	nt := fake.NewNtfy(t)
+	dt := fake.NewDingTalk(t)
+	sl := fake.NewSlack(t)
 
 	acct := fmt.Sprint(admin("account", "create", "--name", "acme")["id"])
 	// key create shows the plain key, once, by design: its output is the
@@ -131,7 +132,7 @@ func TestNoSecretAtRestOrInLogs(t *testing.T) {
 	nt.AddUser("herald", ntPassword, "alerts")
 	secrets = append(secrets, ntPassword)
 	ntBot := bot("ntfy", map[string]string{"server": nt.URL(), "topic": "alerts", "user": "herald", "password": ntPassword})
-	dtToken, dtSecret := dt.NewRobot(testkit.DingTalkSecurity{Sign: true})
+	dtToken, dtSecret := dt.NewRobot(fake.DingTalkSecurity{Sign: true})
 	secrets = append(secrets, dtToken, dtSecret)
 	dtBot := bot("dingtalk", map[string]string{"access_token": dtToken, "secret": dtSecret, "api_base": dt.URL()})
 	hook := sl.NewHook("slack")
@@ -165,7 +166,7 @@ func TestNoSecretAtRestOrInLogs(t *testing.T) {
 	send(ntBot, "", "nt", 200)
 	send(dtBot, "", "dt", 200)
 	send(slBot, "", "sl", 200)
-	tg.Fail(testkit.TelegramFault{Status: 401, Description: "Unauthorized"})
+	tg.Fail(fake.TelegramFault{Status: 401, Description: "Unauthorized"})
 	send(tgBot, tgTarget, "tg-fail", 500)
 	// A wrong key and a bad key shape are logged as refusals, not as keys.
 	wrong := "hrd_" + strings.Repeat("W", 40)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -20,7 +21,7 @@ type served struct {
 	p       *testkit.Process
 	db      string
 	env     []string
-	tg      *testkit.Telegram
+	tg      *fake.Telegram
 	key     string
 	bot     string
 	target  string
@@ -28,12 +29,12 @@ type served struct {
 	account string
 }
 
-func startServed(t *testing.T, tg *testkit.Telegram, db string, args ...string) *served {
+func startServed(t *testing.T, tg *fake.Telegram, db string, args ...string) *served {
 	t.Helper()
 	env := []string{"HERALD_DB=" + db}
 	s := &served{db: db, env: env, tg: tg}
 	if tg == nil {
-		s.tg = testkit.NewTelegram(t)
+		s.tg = fake.NewTelegram(t)
 	}
 	s.p = testkit.StartServe(t, heraldBin, env, args...)
 	return s

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -25,9 +26,9 @@ func TestServeTargetless(t *testing.T) {
 	account := fmt.Sprint(admin("account", "create", "--name", "acme")["id"])
 	key := admin("key", "create", "--account", account)["key"].(string)
 
-	ntfy, gotify, bark := testkit.NewNtfy(t), testkit.NewGotify(t), testkit.NewBark(t)
-	sc, pp, ding, hooks := testkit.NewServerChan(t), testkit.NewPushPlus(t), testkit.NewDingTalk(t), testkit.NewSlack(t)
-	dingToken, dingSecret := ding.NewRobot(testkit.DingTalkSecurity{Sign: true, Keywords: []string{"herald"}})
+	ntfy, gotify, bark := fake.NewNtfy(t), fake.NewGotify(t), fake.NewBark(t)
+	sc, pp, ding, hooks := fake.NewServerChan(t), fake.NewPushPlus(t), fake.NewDingTalk(t), fake.NewSlack(t)
+	dingToken, dingSecret := ding.NewRobot(fake.DingTalkSecurity{Sign: true, Keywords: []string{"herald"}})
 	bots := []struct {
 		platform string
 		config   map[string]any

@@ -2,20 +2,19 @@ package main
 
 import (
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"testing"
-
-	"github.com/heraldpush/herald/internal/testkit"
 )
 
 // TestTelegramEndToEnd sends Markdown and a photo Telegram cannot fetch by
 // URL through a running herald serve to the fake Telegram.
 func TestTelegramEndToEnd(t *testing.T) {
-	tg := testkit.NewTelegram(t)
+	tg := fake.NewTelegram(t)
 	tg.FetchPhotos()
-	img := testkit.NewImageHost(t)
-	big := testkit.LargePNG(6 << 20)
-	img.Add("/big.png", "image/png", big)
+	img := fake.NewImages(t)
+	big := fake.LargePNG(6 << 20)
+	img.Add("/big.png", big, "image/png")
 	e := startProviderE2E(t)
 	token := tg.NewBot()
 	bot := e.bot(t, "telegram", `{"token":"`+token+`","api_base":"`+tg.URL()+`"}`)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,12 +11,12 @@ import (
 )
 
 func TestWeChatEndToEnd(t *testing.T) {
-	wx := testkit.NewWeChat(t)
+	wx := fake.NewWeChat(t)
 	appID, secret := wx.NewApp()
 	const openid = "oLVPpjqs9BhvzwPj5A-vTYAX3GLc"
 	wx.AddFollower(appID, openid)
-	images := testkit.NewImages(t)
-	jpg := testkit.JPEG(6)
+	images := fake.NewImages(t)
+	jpg := fake.JPEG(6)
 	imgURL := images.Add("/photo.jpg", jpg, "image/jpeg")
 
 	// Images are downloaded by Herald itself: allow the loopback host.
@@ -54,7 +55,7 @@ func TestWeChatEndToEnd(t *testing.T) {
 			t.Fatalf("%s: fake got %+v", sd.name, m)
 		}
 	}
-	if m := wx.Messages()[2]; m.Media == nil || m.Media.SHA256 != testkit.SHA256(jpg) || images.Fetches("/photo.jpg") != 1 {
+	if m := wx.Messages()[2]; m.Media == nil || m.Media.SHA256 != fake.SHA256(jpg) || images.Fetches("/photo.jpg") != 1 {
 		t.Fatalf("image message %+v, want the uploaded bytes of the JPEG fetched once", m)
 	}
 	if n := wx.TokenFetches(); n != 1 {
@@ -67,7 +68,7 @@ func TestWeChatEndToEnd(t *testing.T) {
 		t.Fatalf("long text: %d %s", r.Status, r.Body)
 	}
 	// The 48-hour window, reported with WeChat's code and a reason.
-	wx.Fail(testkit.WeChatFault{ErrCode: 45015, ErrMsg: "response out of time limit or subscription is canceled"})
+	wx.Fail(fake.WeChatFault{ErrCode: 45015, ErrMsg: "response out of time limit or subscription is canceled"})
 	r = s.send(t, map[string]any{"botId": bot, "target": user, "content": "late"})
 	if r.Status != http.StatusInternalServerError || !strings.Contains(string(r.Body), "45015") || !strings.Contains(string(r.Body), "48 hours") {
 		t.Fatalf("outside the window: %d %s", r.Status, r.Body)

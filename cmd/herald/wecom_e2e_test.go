@@ -1,22 +1,21 @@
 package main
 
 import (
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/heraldpush/herald/internal/testkit"
 )
 
 // TestWeComEndToEnd sends through a running herald serve to a fake WeCom:
 // text, Markdown and an uploaded image to a member through an app, text
 // to an app group chat, text through a group robot, and a refusal.
 func TestWeComEndToEnd(t *testing.T) {
-	wc := testkit.NewWeCom(t)
-	img := testkit.NewImageHost(t)
+	wc := fake.NewWeCom(t)
+	img := fake.NewImages(t)
 	e := startProviderE2E(t)
 	app := wc.NewApp()
-	wc.AddUser(app.CorpID, "lisi", testkit.WeComActive)
+	wc.AddUser(app.CorpID, "lisi", fake.WeComActive)
 	wc.AddChat(app.CorpID, "opsroom")
 	appBot := e.bot(t, "wecom", string(app.Config(wc)))
 	user := e.bind(t, appBot, "user", "lisi")
@@ -30,25 +29,25 @@ func TestWeComEndToEnd(t *testing.T) {
 		name  string
 		body  map[string]any
 		via   string
-		check func(m testkit.WeComMessage) bool
+		check func(m fake.WeComMessage) bool
 		msgid bool
 	}{
 		{"text to a member", map[string]any{"botId": appBot, "target": user, "content": "部署完成"}, "app",
-			func(m testkit.WeComMessage) bool {
+			func(m fake.WeComMessage) bool {
 				return m.MsgType == "text" && m.Content == "部署完成" && m.ToUser == "lisi"
 			}, true},
 		{"markdown to a member", map[string]any{"botId": appBot, "target": user, "content": "**v42** ![c](https://e.com/c.png)", "msgType": 2}, "app",
-			func(m testkit.WeComMessage) bool {
+			func(m fake.WeComMessage) bool {
 				return m.MsgType == "markdown" && m.Content == "**v42** [c](https://e.com/c.png)"
 			}, true},
 		{"image to a member", map[string]any{"botId": appBot, "target": user, "imageUrl": img.URL("/chart.png")}, "app",
-			func(m testkit.WeComMessage) bool {
+			func(m fake.WeComMessage) bool {
 				return m.MsgType == "image" && string(m.Image) == string(img.Data("/chart.png"))
 			}, true},
 		{"text to an app group chat", map[string]any{"botId": appBot, "target": chat, "content": "hello room"}, "appchat",
-			func(m testkit.WeComMessage) bool { return m.ChatID == "opsroom" && m.Content == "hello room" }, false},
+			func(m fake.WeComMessage) bool { return m.ChatID == "opsroom" && m.Content == "hello room" }, false},
 		{"text through a group robot", map[string]any{"botId": robotBot, "target": robot, "content": "robot here"}, "robot",
-			func(m testkit.WeComMessage) bool { return m.RobotKey == robotKey && m.Content == "robot here" }, false},
+			func(m fake.WeComMessage) bool { return m.RobotKey == robotKey && m.Content == "robot here" }, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,9 +73,9 @@ func TestWeComEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("text over 2048 bytes is refused before sending", func(t *testing.T) {
-		sends := wc.Requests(testkit.WeComOpSend)
+		sends := wc.Requests(fake.WeComOpSend)
 		status, body, _ := e.push(t, map[string]any{"botId": appBot, "target": user, "content": strings.Repeat("字", 700)})
-		if status != http.StatusBadRequest || body["error"] != "content_too_long" || wc.Requests(testkit.WeComOpSend) != sends {
+		if status != http.StatusBadRequest || body["error"] != "content_too_long" || wc.Requests(fake.WeComOpSend) != sends {
 			t.Fatalf("long text: %d %v", status, body)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"io"
 	"log/slog"
 	"net/http"
@@ -79,7 +80,7 @@ type Herald struct {
 	Server   *httptest.Server
 	Backend  Backend
 	Clock    *Clock
-	Telegram *Telegram
+	Telegram *fake.Telegram
 	// Metrics observes the engine and the HTTP front; GET /metrics serves it.
 	Metrics *metrics.Metrics
 	// API is the HTTP front.
@@ -104,7 +105,7 @@ type config struct {
 	limits   push.Limits
 	points   push.Points
 	engine   func(*push.Options)
-	telegram *Telegram
+	telegram *fake.Telegram
 	noStart  bool
 	logger   *slog.Logger
 	pacing   bool
@@ -137,7 +138,7 @@ func WithEngineOptions(f func(*push.Options)) Option { return func(c *config) { 
 
 // WithTelegram shares a fake Telegram server (for example with a Herald
 // started earlier on the same database).
-func WithTelegram(f *Telegram) Option { return func(c *config) { c.telegram = f } }
+func WithTelegram(f *fake.Telegram) Option { return func(c *config) { c.telegram = f } }
 
 // WithoutStart builds the engine but does not start its workers.
 func WithoutStart() Option { return func(c *config) { c.noStart = true } }
@@ -167,7 +168,7 @@ func New(tb testing.TB, opts ...Option) *Herald {
 	}
 	ctx := context.Background()
 	if c.telegram == nil {
-		c.telegram = NewTelegram(tb)
+		c.telegram = fake.NewTelegram(tb)
 	}
 	logger := c.logger
 	if logger == nil {

@@ -2,6 +2,7 @@ package bark_test
 
 import (
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 	"time"
@@ -16,18 +17,18 @@ import (
 
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
-	f := testkit.NewBark(t)
+	f := fake.NewBark(t)
 	acct := h.Account("acme")
 	bot := h.PlatformBot(acct.ID, "bark", map[string]any{"server": f.URL(), "device_key": f.NewDevice(), "group": "ops"})
 	tests := []struct {
 		name string
 		msg  push.Message
-		want testkit.BarkPush
+		want fake.BarkPush
 	}{
-		{"text", push.Message{Content: "disk full"}, testkit.BarkPush{Body: "disk full", Group: "ops"}},
-		{"markdown", push.Message{Type: push.Markdown, Content: "**deployed** v42"}, testkit.BarkPush{Body: "NoContent", Markdown: "**deployed** v42", Group: "ops"}},
-		{"image", push.Message{Type: push.Image, Content: "chart", ImageURL: "https://img.example.com/c.png"}, testkit.BarkPush{Body: "chart", Image: "https://img.example.com/c.png", Group: "ops"}},
-		{"image without caption", push.Message{Type: push.Image, ImageURL: "https://img.example.com/c.png"}, testkit.BarkPush{Body: "c.png", Image: "https://img.example.com/c.png", Group: "ops"}},
+		{"text", push.Message{Content: "disk full"}, fake.BarkPush{Body: "disk full", Group: "ops"}},
+		{"markdown", push.Message{Type: push.Markdown, Content: "**deployed** v42"}, fake.BarkPush{Body: "NoContent", Markdown: "**deployed** v42", Group: "ops"}},
+		{"image", push.Message{Type: push.Image, Content: "chart", ImageURL: "https://img.example.com/c.png"}, fake.BarkPush{Body: "chart", Image: "https://img.example.com/c.png", Group: "ops"}},
+		{"image without caption", push.Message{Type: push.Image, ImageURL: "https://img.example.com/c.png"}, fake.BarkPush{Body: "c.png", Image: "https://img.example.com/c.png", Group: "ops"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,7 +41,7 @@ func TestSendFormats(t *testing.T) {
 			if id, ok := got.ID.(string); !ok || id != j.ID {
 				t.Errorf("bark id %#v, want the job id %q as a string", got.ID, j.ID)
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(testkit.BarkPush{}, "ID", "DeviceKey", "PayloadSize")); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(fake.BarkPush{}, "ID", "DeviceKey", "PayloadSize")); diff != "" {
 				t.Errorf("bark pushed (-want +got):\n%s", diff)
 			}
 		})
@@ -51,7 +52,7 @@ func TestSendFormats(t *testing.T) {
 // shows that the same message would be refused as PayloadTooLarge.
 func TestPayloadLimit(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := testkit.NewBark(t)
+	f := fake.NewBark(t)
 	acct := h.Account("acme")
 	key := f.NewDevice()
 	bot := h.PlatformBot(acct.ID, "bark", map[string]any{"server": f.URL(), "device_key": key})
@@ -83,30 +84,30 @@ func TestErrorClasses(t *testing.T) {
 	tests := []struct {
 		name     string
 		unknown  bool
-		prepare  func(f *testkit.Bark)
+		prepare  func(f *fake.Bark)
 		state    push.State
 		errHas   string
 		requests int
 	}{
 		{"unknown device key is definitive", true, nil, push.Failed, "failed to get device token: failed to get [[redacted]] device token from database: the server does not know the device key: check device_key in the bot config (code 400)", 1},
-		{"PayloadTooLarge is definitive", false, func(f *testkit.Bark) {
-			f.Fail(testkit.BarkFault(500, "push failed: APNS push failed: PayloadTooLarge"))
+		{"PayloadTooLarge is definitive", false, func(f *fake.Bark) {
+			f.Fail(fake.BarkFault(500, "push failed: APNS push failed: PayloadTooLarge"))
 		}, push.Failed, "PayloadTooLarge: the notification is larger than APNs' 4 KB", 1},
-		{"BadDeviceToken is definitive", false, func(f *testkit.Bark) { f.Fail(testkit.BarkFault(500, "push failed: APNS push failed: BadDeviceToken")) }, push.Failed, "Apple refused the notification (code 500)", 1},
-		{"APNs TooManyRequests is retried", false, func(f *testkit.Bark) {
-			f.Fail(testkit.BarkFault(500, "push failed: APNS push failed: TooManyRequests"))
+		{"BadDeviceToken is definitive", false, func(f *fake.Bark) { f.Fail(fake.BarkFault(500, "push failed: APNS push failed: BadDeviceToken")) }, push.Failed, "Apple refused the notification (code 500)", 1},
+		{"APNs TooManyRequests is retried", false, func(f *fake.Bark) {
+			f.Fail(fake.BarkFault(500, "push failed: APNS push failed: TooManyRequests"))
 		}, push.Succeeded, "", 2},
-		{"another push failure is uncertain", false, func(f *testkit.Bark) {
-			f.Fail(testkit.BarkFault(500, "push failed: Post \"https://api.push.apple.com/3/device/x\": context deadline exceeded"))
+		{"another push failure is uncertain", false, func(f *fake.Bark) {
+			f.Fail(fake.BarkFault(500, "push failed: Post \"https://api.push.apple.com/3/device/x\": context deadline exceeded"))
 		}, push.Uncertain, "context deadline exceeded", 1},
-		{"a gateway's 502 is uncertain", false, func(f *testkit.Bark) { f.Fail(testkit.Fault{Status: 502, Body: "bad gateway"}) }, push.Uncertain, "HTTP 502", 1},
-		{"basic auth (418) is definitive", false, func(f *testkit.Bark) { f.Fail(testkit.Fault{Status: 418, Body: "I'm a teapot"}) }, push.Failed, "basic authentication", 1},
-		{"a dropped connection is uncertain", false, func(f *testkit.Bark) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
-		{"a timeout after writing is uncertain", false, func(f *testkit.Bark) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		{"a gateway's 502 is uncertain", false, func(f *fake.Bark) { f.Fail(fake.Fault{Status: 502, Body: "bad gateway"}) }, push.Uncertain, "HTTP 502", 1},
+		{"basic auth (418) is definitive", false, func(f *fake.Bark) { f.Fail(fake.Fault{Status: 418, Body: "I'm a teapot"}) }, push.Failed, "basic authentication", 1},
+		{"a dropped connection is uncertain", false, func(f *fake.Bark) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
+		{"a timeout after writing is uncertain", false, func(f *fake.Bark) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := testkit.NewBark(t)
+			f := fake.NewBark(t)
 			key := f.NewDevice()
 			if tt.unknown {
 				key = "UnknownDeviceKey0123456"

@@ -3,6 +3,7 @@ package dingtalk_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 	"time"
@@ -17,23 +18,23 @@ import (
 
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
-	f := testkit.NewDingTalk(t)
+	f := fake.NewDingTalk(t)
 	acct := h.Account("acme")
-	token, secret := f.NewRobot(testkit.DingTalkSecurity{Sign: true})
+	token, secret := f.NewRobot(fake.DingTalkSecurity{Sign: true})
 	bot := h.PlatformBot(acct.ID, "dingtalk", map[string]any{"access_token": token, "secret": secret, "api_base": f.URL()})
 	tests := []struct {
 		name string
 		msg  push.Message
-		want testkit.DingTalkMessage
+		want fake.DingTalkMessage
 	}{
 		{"text", push.Message{Content: "disk *full* on db1"},
-			testkit.DingTalkMessage{MsgType: "text", Content: "disk *full* on db1"}},
+			fake.DingTalkMessage{MsgType: "text", Content: "disk *full* on db1"}},
 		{"markdown with a derived title", push.Message{Type: push.Markdown, Content: "### **Deployed** v42\n\n- api\n- web"},
-			testkit.DingTalkMessage{MsgType: "markdown", Title: "Deployed v42", Text: "### **Deployed** v42\n\n- api\n- web"}},
+			fake.DingTalkMessage{MsgType: "markdown", Title: "Deployed v42", Text: "### **Deployed** v42\n\n- api\n- web"}},
 		{"image as a Markdown image", push.Message{Type: push.Image, Content: "CPU [prod]", ImageURL: "https://img.example.com/cpu.png"},
-			testkit.DingTalkMessage{MsgType: "markdown", Title: "CPU [prod]", Text: "CPU \\[prod\\]\n\n![CPU \\[prod\\]](https://img.example.com/cpu.png)"}},
+			fake.DingTalkMessage{MsgType: "markdown", Title: "CPU [prod]", Text: "CPU \\[prod\\]\n\n![CPU \\[prod\\]](https://img.example.com/cpu.png)"}},
 		{"image without caption", push.Message{Type: push.Image, ImageURL: "https://img.example.com/cpu.png"},
-			testkit.DingTalkMessage{MsgType: "markdown", Title: "cpu.png", Text: "![cpu.png](https://img.example.com/cpu.png)"}},
+			fake.DingTalkMessage{MsgType: "markdown", Title: "cpu.png", Text: "![cpu.png](https://img.example.com/cpu.png)"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,12 +54,12 @@ func TestSendFormats(t *testing.T) {
 // in the bot config are checked before anything is charged.
 func TestSecurity(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := testkit.NewDingTalk(t)
+	f := fake.NewDingTalk(t)
 	acct := h.Account("acme")
-	signed, secret := f.NewRobot(testkit.DingTalkSecurity{Sign: true})
-	_, otherSecret := f.NewRobot(testkit.DingTalkSecurity{Sign: true})
-	kw, _ := f.NewRobot(testkit.DingTalkSecurity{Keywords: []string{"告警", "alert"}})
-	walled, _ := f.NewRobot(testkit.DingTalkSecurity{AllowIPs: []string{"10.1.2.3"}})
+	signed, secret := f.NewRobot(fake.DingTalkSecurity{Sign: true})
+	_, otherSecret := f.NewRobot(fake.DingTalkSecurity{Sign: true})
+	kw, _ := f.NewRobot(fake.DingTalkSecurity{Keywords: []string{"告警", "alert"}})
+	walled, _ := f.NewRobot(fake.DingTalkSecurity{AllowIPs: []string{"10.1.2.3"}})
 	tests := []struct {
 		name    string
 		cfg     map[string]any
@@ -119,26 +120,26 @@ func TestErrorClasses(t *testing.T) {
 	tests := []struct {
 		name     string
 		badToken bool
-		prepare  func(f *testkit.DingTalk)
+		prepare  func(f *fake.DingTalk)
 		state    push.State
 		errHas   []string
 		requests int
 	}{
 		{"unknown token is definitive", true, nil, push.Failed, []string{"token is not exist: DingTalk does not know the access token", "(code 300001)"}, 1},
-		{"system busy is retried", false, func(f *testkit.DingTalk) { f.Fail(testkit.DingTalkFault(-1, "系统繁忙")) }, push.Succeeded, nil, 2},
-		{"410100 throttling is retryable: the window is too short, nothing was sent", false, func(f *testkit.DingTalk) {
-			f.Fail(testkit.DingTalkFault(410100, "send too fast"))
+		{"system busy is retried", false, func(f *fake.DingTalk) { f.Fail(fake.DingTalkFault(-1, "系统繁忙")) }, push.Succeeded, nil, 2},
+		{"410100 throttling is retryable: the window is too short, nothing was sent", false, func(f *fake.DingTalk) {
+			f.Fail(fake.DingTalkFault(410100, "send too fast"))
 		}, push.Failed, []string{"gave up after 1 attempts", "nothing was delivered", "throttled for about 10 minutes"}, 1},
-		{"content policy is definitive", false, func(f *testkit.DingTalk) { f.Fail(testkit.DingTalkFault(430101, "含有不安全的外链")) }, push.Failed, []string{"含有不安全的外链 (code 430101)"}, 1},
-		{"a gateway's 502 is uncertain", false, func(f *testkit.DingTalk) { f.Fail(testkit.Fault{Status: 502, Body: "<html>"}) }, push.Uncertain, []string{"HTTP 502"}, 1},
-		{"a dropped connection is uncertain", false, func(f *testkit.DingTalk) { f.DropNext(1) }, push.Uncertain, []string{"no answer"}, 1},
-		{"a timeout after writing is uncertain", false, func(f *testkit.DingTalk) { f.SetDelay(time.Second) }, push.Uncertain, []string{"timed out"}, 1},
-		{"an unreadable 200 is uncertain", false, func(f *testkit.DingTalk) { f.Fail(testkit.Fault{Status: 200, Body: "ok"}) }, push.Uncertain, []string{"could not be read"}, 1},
+		{"content policy is definitive", false, func(f *fake.DingTalk) { f.Fail(fake.DingTalkFault(430101, "含有不安全的外链")) }, push.Failed, []string{"含有不安全的外链 (code 430101)"}, 1},
+		{"a gateway's 502 is uncertain", false, func(f *fake.DingTalk) { f.Fail(fake.Fault{Status: 502, Body: "<html>"}) }, push.Uncertain, []string{"HTTP 502"}, 1},
+		{"a dropped connection is uncertain", false, func(f *fake.DingTalk) { f.DropNext(1) }, push.Uncertain, []string{"no answer"}, 1},
+		{"a timeout after writing is uncertain", false, func(f *fake.DingTalk) { f.SetDelay(time.Second) }, push.Uncertain, []string{"timed out"}, 1},
+		{"an unreadable 200 is uncertain", false, func(f *fake.DingTalk) { f.Fail(fake.Fault{Status: 200, Body: "ok"}) }, push.Uncertain, []string{"could not be read"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := testkit.NewDingTalk(t)
-			token, _ := f.NewRobot(testkit.DingTalkSecurity{})
+			f := fake.NewDingTalk(t)
+			token, _ := f.NewRobot(fake.DingTalkSecurity{})
 			if tt.badToken {
 				token = strings.Repeat("0", 64)
 			}
@@ -170,9 +171,9 @@ func TestErrorClasses(t *testing.T) {
 // fails without being resent (the robot is throttled for ten minutes).
 func TestRateLimitWithoutPacing(t *testing.T) {
 	h := testkit.New(t)
-	f := testkit.NewDingTalk(t)
+	f := fake.NewDingTalk(t)
 	acct := h.Account("acme")
-	token, _ := f.NewRobot(testkit.DingTalkSecurity{})
+	token, _ := f.NewRobot(fake.DingTalkSecurity{})
 	bot := h.PlatformBot(acct.ID, "dingtalk", map[string]any{"access_token": token, "api_base": f.URL()})
 	for i := 0; i < 20; i++ {
 		if j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: fmt.Sprint("m", i)}); j.State != push.Succeeded {

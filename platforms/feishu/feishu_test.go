@@ -2,6 +2,7 @@ package feishu_test
 
 import (
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strings"
 	"sync"
@@ -29,7 +30,7 @@ type delivered struct {
 	ImageSHA            string
 }
 
-func summarize(m testkit.FeishuMessage) delivered {
+func summarize(m fake.FeishuMessage) delivered {
 	d := delivered{IDType: m.ReceiveIDType, To: m.ReceiveID, MsgType: m.MsgType, Text: m.Text, Markdown: m.Markdown}
 	if m.Image != nil {
 		d.ImageSHA = sha(m.Image)
@@ -209,18 +210,18 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		{"cached token reused", func() {}, 1, 1},
 		{"expired token refreshed, send retried once", e.fs.ExpireTokens, 2, 2},
 		{"token refused as invalid", func() {
-			e.fs.Fail(testkit.FeishuOpSend, testkit.FeishuFault{Code: 99991663, Msg: "Invalid access token for authorization."})
+			e.fs.Fail(fake.FeishuOpSend, fake.FeishuFault{Code: 99991663, Msg: "Invalid access token for authorization."})
 		}, 3, 2},
 		{"refreshed early, before it expires", func() { e.h.Clock.Advance(7200*time.Second - 2*time.Minute) }, 4, 1},
 		{"token endpoint rate-limited, retried", func() {
 			e.h.Clock.Advance(3 * time.Hour)
-			e.fs.Fail(testkit.FeishuOpToken, testkit.FeishuFault{Status: 429, Code: 99991400, Msg: "request trigger frequency limit", RetryAfter: 1})
+			e.fs.Fail(fake.FeishuOpToken, fake.FeishuFault{Status: 429, Code: 99991400, Msg: "request trigger frequency limit", RetryAfter: 1})
 		}, 6, 1},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
 			s.before()
-			sends, got := e.fs.Requests(testkit.FeishuOpSend), len(e.fs.Messages())
+			sends, got := e.fs.Requests(fake.FeishuOpSend), len(e.fs.Messages())
 			j := e.send(t, bot, user, text(s.name))
 			if j.State != push.Succeeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
@@ -228,7 +229,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 			if n := e.fs.TokenFetches(); n != s.wantFetches {
 				t.Errorf("token fetches %d, want %d", n, s.wantFetches)
 			}
-			if n := e.fs.Requests(testkit.FeishuOpSend) - sends; n != s.wantSends {
+			if n := e.fs.Requests(fake.FeishuOpSend) - sends; n != s.wantSends {
 				t.Errorf("send requests %d, want %d", n, s.wantSends)
 			}
 			if n := len(e.fs.Messages()) - got; n != 1 {
@@ -257,7 +258,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 			ids = append(ids, e.target(t, b, push.TargetUser, "user_id:"+u).ID)
 		}
 		before := e.fs.TokenFetches()
-		e.fs.Fail(testkit.FeishuOpToken, testkit.FeishuFault{Delay: 200 * time.Millisecond})
+		e.fs.Fail(fake.FeishuOpToken, fake.FeishuFault{Delay: 200 * time.Millisecond})
 		res, err := e.h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.acct.ID, BotID: b.ID, TargetIDs: ids, Message: text("all")})
 		if err != nil {
 			t.Fatal(err)
@@ -290,14 +291,14 @@ func TestErrorClasses(t *testing.T) {
 	stranger := e.target(t, bot, push.TargetUser, "ou_ffffffffffffffffffffffffffffffff")
 	unknownChat := e.target(t, bot, push.TargetGroup, "oc_11111111111111111111111111111111")
 	notMember := e.target(t, bot, push.TargetGroup, outside)
-	e.img.Add("/blob", "application/octet-stream", []byte("not an image at all"))
-	gateway := testkit.FeishuFault{Status: 502, Body: "<html><body>502 Bad Gateway</body></html>"}
+	e.img.Add("/blob", []byte("not an image at all"), "application/octet-stream")
+	gateway := fake.FeishuFault{Status: 502, Body: "<html><body>502 Bad Gateway</body></html>"}
 
 	cases := []struct {
 		name      string
 		target    push.Target
 		msg       push.Message
-		faults    map[string][]testkit.FeishuFault
+		faults    map[string][]fake.FeishuFault
 		state     push.State
 		errHas    []string
 		delivered int
@@ -312,39 +313,39 @@ func TestErrorClasses(t *testing.T) {
 		{name: "bot not in the chat", target: notMember, msg: text("x"), state: push.Failed,
 			errHas: []string{"(code 230002)", "add the bot to the chat"}, sends: 1},
 		{name: "missing scope", target: user, msg: text("x"), state: push.Failed,
-			faults: map[string][]testkit.FeishuFault{"send": {{Code: 99991672, Msg: "Access denied. One of the following scopes is required: [im:message]"}}},
+			faults: map[string][]fake.FeishuFault{"send": {{Code: 99991672, Msg: "Access denied. One of the following scopes is required: [im:message]"}}},
 			errHas: []string{"(code 99991672)", "Access denied", "im:message:send_as_bot"}, sends: 1},
 		{name: "too long", target: user, msg: text("x"), state: push.Failed,
-			faults: map[string][]testkit.FeishuFault{"send": {{Code: 230025, Msg: "The length of the message content reaches its limit."}}},
+			faults: map[string][]fake.FeishuFault{"send": {{Code: 230025, Msg: "The length of the message content reaches its limit."}}},
 			errHas: []string{"(code 230025)"}, sends: 1},
 		{name: "429 waits x-ogw-ratelimit-reset", target: user, msg: text("x"), state: push.Succeeded,
-			faults:    map[string][]testkit.FeishuFault{"send": {{Status: 429, Code: 99991400, Msg: "request trigger frequency limit", RetryAfter: 1}}},
+			faults:    map[string][]fake.FeishuFault{"send": {{Status: 429, Code: 99991400, Msg: "request trigger frequency limit", RetryAfter: 1}}},
 			delivered: 1, sends: 2},
 		{name: "per-chat rate limit", target: user, msg: text("x"), state: push.Succeeded,
-			faults:    map[string][]testkit.FeishuFault{"send": {{Code: 230020, Msg: "This operation triggers the frequency limit."}}},
+			faults:    map[string][]fake.FeishuFault{"send": {{Code: 230020, Msg: "This operation triggers the frequency limit."}}},
 			delivered: 1, sends: 2},
 		{name: "answer lost after delivery: re-sent with the uuid, not delivered twice", target: user, msg: text("x"), state: push.Succeeded,
-			faults:    map[string][]testkit.FeishuFault{"send": {{Drop: true, Process: true}}},
+			faults:    map[string][]fake.FeishuFault{"send": {{Drop: true, Process: true}}},
 			delivered: 1, sends: 2, deduped: 1},
 		{name: "dropped before Feishu acted: re-sent and delivered", target: user, msg: text("x"), state: push.Succeeded,
-			faults:    map[string][]testkit.FeishuFault{"send": {{Drop: true}}},
+			faults:    map[string][]fake.FeishuFault{"send": {{Drop: true}}},
 			delivered: 1, sends: 2},
 		{name: "gateway 502 after delivery, then answered", target: user, msg: text("x"), state: push.Succeeded,
-			faults:    map[string][]testkit.FeishuFault{"send": {{Status: 502, Body: "<html>502</html>", Process: true}}},
+			faults:    map[string][]fake.FeishuFault{"send": {{Status: 502, Body: "<html>502</html>", Process: true}}},
 			delivered: 1, sends: 2, deduped: 1},
 		{name: "two lost answers: uncertain, never sent again", target: user, msg: text("x"), state: push.Uncertain,
-			faults:    map[string][]testkit.FeishuFault{"send": {{Drop: true, Process: true}, gateway}},
+			faults:    map[string][]fake.FeishuFault{"send": {{Drop: true, Process: true}, gateway}},
 			errHas:    []string{"same uuid", "HTTP 502", "may have received"},
 			delivered: 1, sends: 2},
 		{name: "unreadable 200 twice: uncertain", target: user, msg: text("x"), state: push.Uncertain,
-			faults:    map[string][]testkit.FeishuFault{"send": {{Status: 200, Body: "oops"}, {Status: 200, Body: "oops"}}},
+			faults:    map[string][]fake.FeishuFault{"send": {{Status: 200, Body: "oops"}, {Status: 200, Body: "oops"}}},
 			errHas:    []string{"could not be read"},
 			delivered: 0, sends: 2},
 		{name: "upload dropped is retried: no message was sent", target: user, msg: image(e.img.URL("/chart.png"), ""), state: push.Succeeded,
-			faults:    map[string][]testkit.FeishuFault{"upload": {{Drop: true, Process: true}}},
+			faults:    map[string][]fake.FeishuFault{"upload": {{Drop: true, Process: true}}},
 			delivered: 1, sends: 1, uploads: 2},
 		{name: "upload refused", target: user, msg: image(e.img.URL("/chart.png"), ""), state: push.Failed,
-			faults: map[string][]testkit.FeishuFault{"upload": {{Code: 234006, Msg: "The image size exceeds the limit."}}},
+			faults: map[string][]fake.FeishuFault{"upload": {{Code: 234006, Msg: "The image size exceeds the limit."}}},
 			errHas: []string{"(code 234006)"}, uploads: 1},
 		{name: "not an image", target: user, msg: image(e.img.URL("/blob"), ""), state: push.Failed,
 			errHas: []string{"did not return an image"}},
@@ -354,7 +355,7 @@ func TestErrorClasses(t *testing.T) {
 			for op, fs := range c.faults {
 				e.fs.Fail(op, fs...)
 			}
-			sends, got, dedup, ups := e.fs.Requests(testkit.FeishuOpSend), len(e.fs.Messages()), e.fs.Deduplicated(), e.fs.Requests(testkit.FeishuOpUpload)
+			sends, got, dedup, ups := e.fs.Requests(fake.FeishuOpSend), len(e.fs.Messages()), e.fs.Deduplicated(), e.fs.Requests(fake.FeishuOpUpload)
 			start := time.Now()
 			j := e.send(t, bot, c.target, c.msg)
 			if j.State != c.state {
@@ -369,7 +370,7 @@ func TestErrorClasses(t *testing.T) {
 				t.Errorf("retried after %s, before the 1 s Feishu asked for", time.Since(start))
 			}
 			time.Sleep(100 * time.Millisecond)
-			gotN := []int{len(e.fs.Messages()) - got, e.fs.Requests(testkit.FeishuOpSend) - sends, e.fs.Deduplicated() - dedup, e.fs.Requests(testkit.FeishuOpUpload) - ups}
+			gotN := []int{len(e.fs.Messages()) - got, e.fs.Requests(fake.FeishuOpSend) - sends, e.fs.Deduplicated() - dedup, e.fs.Requests(fake.FeishuOpUpload) - ups}
 			if diff := cmp.Diff([]int{c.delivered, c.sends, c.deduped, c.uploads}, gotN); diff != "" {
 				t.Errorf("delivered, send requests, deduplicated, uploads (-want +got):\n%s", diff)
 			}
@@ -400,20 +401,20 @@ func TestTimeoutResend(t *testing.T) {
 
 	// Delivered, but the answer comes after 1.2 s: too late for the first
 	// 1 s; the re-send is answered at once with the same message.
-	e.fs.Fail(testkit.FeishuOpSend, testkit.FeishuFault{Process: true, Delay: 1200 * time.Millisecond})
+	e.fs.Fail(fake.FeishuOpSend, fake.FeishuFault{Process: true, Delay: 1200 * time.Millisecond})
 	j := e.send(t, bot, user, text("slow"))
 	msgs := e.fs.Messages()
 	if j.State != push.Succeeded || len(msgs) != 2 || j.PlatformIndex != msgs[1].MessageID || e.fs.Deduplicated() != 1 {
 		t.Fatalf("job %s %q (%s); %d delivered, %d deduplicated", j.State, j.PlatformIndex, j.Error, len(msgs), e.fs.Deduplicated())
 	}
 	// Both slow: uncertain.
-	e.fs.Fail(testkit.FeishuOpSend, testkit.FeishuFault{Process: true, Delay: 3 * time.Second}, testkit.FeishuFault{Delay: 3 * time.Second})
+	e.fs.Fail(fake.FeishuOpSend, fake.FeishuFault{Process: true, Delay: 3 * time.Second}, fake.FeishuFault{Delay: 3 * time.Second})
 	j = e.send(t, bot, user, text("slower"))
 	if j.State != push.Uncertain || !strings.Contains(j.Error, "same uuid") {
 		t.Fatalf("job %s: %s", j.State, j.Error)
 	}
 	time.Sleep(3500 * time.Millisecond)
-	if n := e.fs.Requests(testkit.FeishuOpSend); n != 5 {
+	if n := e.fs.Requests(fake.FeishuOpSend); n != 5 {
 		t.Fatalf("%d send requests, want 5 (1 + 2 + 2, never more)", n)
 	}
 	if n := len(e.fs.Messages()); n != 3 {
@@ -441,9 +442,9 @@ func (h *hostRewriter) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestDomains: the domain picks the host (Feishu or Lark), api_base and
 // token_base override it.
 func TestDomains(t *testing.T) {
-	fake := testkit.NewFeishu(t)
-	app := fake.NewApp()
-	fake.AddUser("open_id", openID)
+	fsrv := fake.NewFeishu(t)
+	app := fsrv.NewApp()
+	fsrv.AddUser("open_id", openID)
 	cases := []struct {
 		name  string
 		extra map[string]string
@@ -460,7 +461,7 @@ func TestDomains(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rw := &hostRewriter{fake: fake.URL()}
+			rw := &hostRewriter{fake: fsrv.URL()}
 			p := feishu.New(shared.Deps{Client: httpcall.New(httpcall.Options{Transport: rw})}, feishu.Options{})
 			cfg := map[string]string{"app_id": app.AppID, "app_secret": app.AppSecret}
 			for k, v := range c.extra {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"testing"
 	"time"
 
@@ -17,15 +18,15 @@ var ctx = context.Background()
 // env is a Herald with a fake Feishu and an image host.
 type env struct {
 	h    *testkit.Herald
-	fs   *testkit.Feishu
-	img  *testkit.ImageHost
+	fs   *fake.Feishu
+	img  *fake.Images
 	acct push.Account
 }
 
 func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	t.Helper()
 	h := testkit.New(t, opts...)
-	return &env{h: h, fs: testkit.NewFeishu(t), img: testkit.NewImageHost(t), acct: h.Account("acme")}
+	return &env{h: h, fs: fake.NewFeishu(t), img: fake.NewImages(t), acct: h.Account("acme")}
 }
 
 // bot creates a Feishu bot with the config, plus extra fields.

@@ -2,6 +2,7 @@ package gotify_test
 
 import (
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
-	f := testkit.NewGotify(t)
+	f := fake.NewGotify(t)
 	acct := h.Account("acme")
 	bot := h.PlatformBot(acct.ID, "gotify", map[string]any{"server": f.URL(), "token": f.NewApp("deploys")})
 	prio := h.PlatformBot(acct.ID, "gotify", map[string]any{"server": f.URL() + "/", "token": f.NewApp("pager"), "priority": 9})
@@ -26,19 +27,19 @@ func TestSendFormats(t *testing.T) {
 		name string
 		bot  push.Bot
 		msg  push.Message
-		want testkit.GotifyMessage
+		want fake.GotifyMessage
 	}{
 		{"text", bot, push.Message{Content: "disk *full*"},
-			testkit.GotifyMessage{AppID: 1, Message: "disk *full*", Title: "deploys", Priority: 5}},
+			fake.GotifyMessage{AppID: 1, Message: "disk *full*", Title: "deploys", Priority: 5}},
 		{"markdown", bot, push.Message{Type: push.Markdown, Content: "**deployed** v42"},
-			testkit.GotifyMessage{AppID: 1, Message: "**deployed** v42", Title: "deploys", Priority: 5, Extras: md}},
+			fake.GotifyMessage{AppID: 1, Message: "**deployed** v42", Title: "deploys", Priority: 5, Extras: md}},
 		{"image", bot, push.Message{Type: push.Image, Content: "chart #1", ImageURL: "https://img.example.com/c (1).png"},
-			testkit.GotifyMessage{AppID: 1, Message: "chart \\#1\n\n![chart #1](https://img.example.com/c%20%281%29.png)", Title: "deploys", Priority: 5, Extras: map[string]any{
+			fake.GotifyMessage{AppID: 1, Message: "chart \\#1\n\n![chart #1](https://img.example.com/c%20%281%29.png)", Title: "deploys", Priority: 5, Extras: map[string]any{
 				"client::display":      map[string]any{"contentType": "text/markdown"},
 				"client::notification": map[string]any{"bigImageUrl": "https://img.example.com/c (1).png"},
 			}}},
 		{"configured priority", prio, push.Message{Content: "wake up"},
-			testkit.GotifyMessage{AppID: 2, Message: "wake up", Title: "pager", Priority: 9}},
+			fake.GotifyMessage{AppID: 2, Message: "wake up", Title: "pager", Priority: 9}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,7 +51,7 @@ func TestSendFormats(t *testing.T) {
 			if j.PlatformIndex != strconv.FormatInt(got.ID, 10) {
 				t.Errorf("platformIndex %q, gotify id %d", j.PlatformIndex, got.ID)
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(testkit.GotifyMessage{}, "ID")); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(fake.GotifyMessage{}, "ID")); diff != "" {
 				t.Errorf("gotify stored (-want +got):\n%s", diff)
 			}
 		})
@@ -62,29 +63,29 @@ func TestErrorClasses(t *testing.T) {
 	acct := h.Account("acme")
 	tests := []struct {
 		name     string
-		token    func(f *testkit.Gotify) string
-		prepare  func(f *testkit.Gotify)
+		token    func(f *fake.Gotify) string
+		prepare  func(f *fake.Gotify)
 		state    push.State
 		errHas   string
 		requests int
 	}{
-		{"unknown token is definitive", func(*testkit.Gotify) string { return "Aunknown-token1" }, nil, push.Failed,
+		{"unknown token is definitive", func(*fake.Gotify) string { return "Aunknown-token1" }, nil, push.Failed,
 			"gotify: Unauthorized: you need to provide a valid access token or user credentials to access this api: the server refused the token", 1},
-		{"a client token is definitive", func(f *testkit.Gotify) string { return f.NewClient() }, nil, push.Failed, "Forbidden: you are not allowed to access this api", 1},
-		{"400 is definitive", nil, func(f *testkit.Gotify) { f.Fail(testkit.GotifyFault(400, "Field 'message' is required")) }, push.Failed,
+		{"a client token is definitive", func(f *fake.Gotify) string { return f.NewClient() }, nil, push.Failed, "Forbidden: you are not allowed to access this api", 1},
+		{"400 is definitive", nil, func(f *fake.Gotify) { f.Fail(fake.GotifyFault(400, "Field 'message' is required")) }, push.Failed,
 			"gotify: Bad Request: Field 'message' is required (code 400)", 1},
-		{"a proxy's 429 is retried", nil, func(f *testkit.Gotify) {
-			f.Fail(testkit.Fault{Status: 429, Header: map[string][]string{"Retry-After": {"0"}}, Body: "slow down"})
+		{"a proxy's 429 is retried", nil, func(f *fake.Gotify) {
+			f.Fail(fake.Fault{Status: 429, Header: map[string][]string{"Retry-After": {"0"}}, Body: "slow down"})
 		}, push.Succeeded, "", 2},
-		{"Gotify's 500 is uncertain", nil, func(f *testkit.Gotify) { f.Fail(testkit.GotifyFault(500, "database is locked")) }, push.Uncertain, "database is locked", 1},
-		{"a gateway's 504 is uncertain", nil, func(f *testkit.Gotify) { f.Fail(testkit.Fault{Status: 504, Body: "Gateway Timeout"}) }, push.Uncertain, "HTTP 504", 1},
-		{"a dropped connection is uncertain", nil, func(f *testkit.Gotify) { f.DropNext(1) }, push.Uncertain, "no answer after the request was sent", 1},
-		{"a timeout after writing is uncertain", nil, func(f *testkit.Gotify) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
-		{"an unreadable 200 is uncertain", nil, func(f *testkit.Gotify) { f.Fail(testkit.Fault{Status: 200, Body: "<html>"}) }, push.Uncertain, "could not be read", 1},
+		{"Gotify's 500 is uncertain", nil, func(f *fake.Gotify) { f.Fail(fake.GotifyFault(500, "database is locked")) }, push.Uncertain, "database is locked", 1},
+		{"a gateway's 504 is uncertain", nil, func(f *fake.Gotify) { f.Fail(fake.Fault{Status: 504, Body: "Gateway Timeout"}) }, push.Uncertain, "HTTP 504", 1},
+		{"a dropped connection is uncertain", nil, func(f *fake.Gotify) { f.DropNext(1) }, push.Uncertain, "no answer after the request was sent", 1},
+		{"a timeout after writing is uncertain", nil, func(f *fake.Gotify) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		{"an unreadable 200 is uncertain", nil, func(f *fake.Gotify) { f.Fail(fake.Fault{Status: 200, Body: "<html>"}) }, push.Uncertain, "could not be read", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := testkit.NewGotify(t)
+			f := fake.NewGotify(t)
 			token := f.NewApp("app")
 			if tt.token != nil {
 				token = tt.token(f)

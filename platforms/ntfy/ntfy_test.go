@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,22 +23,22 @@ var ctx = context.Background()
 
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
-	f := testkit.NewNtfy(t)
+	f := fake.NewNtfy(t)
 	acct := h.Account("acme")
 	bot := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "alerts"})
 	tests := []struct {
 		name string
 		msg  push.Message
-		want testkit.NtfyMessage
+		want fake.NtfyMessage
 	}{
 		{"text", push.Message{Type: push.Text, Content: "disk *full* on db1"},
-			testkit.NtfyMessage{Topic: "alerts", Message: "disk *full* on db1"}},
+			fake.NtfyMessage{Topic: "alerts", Message: "disk *full* on db1"}},
 		{"markdown", push.Message{Type: push.Markdown, Content: "**deployed** v42\n\n- api\n- web"},
-			testkit.NtfyMessage{Topic: "alerts", Message: "**deployed** v42\n\n- api\n- web", Markdown: true}},
+			fake.NtfyMessage{Topic: "alerts", Message: "**deployed** v42\n\n- api\n- web", Markdown: true}},
 		{"image with caption", push.Message{Type: push.Image, Content: "today's chart", ImageURL: "https://img.example.com/c/chart.png"},
-			testkit.NtfyMessage{Topic: "alerts", Message: "today's chart", Attach: "https://img.example.com/c/chart.png", Filename: "chart.png"}},
+			fake.NtfyMessage{Topic: "alerts", Message: "today's chart", Attach: "https://img.example.com/c/chart.png", Filename: "chart.png"}},
 		{"image without caption", push.Message{Type: push.Image, ImageURL: "https://img.example.com/c/chart.png"},
-			testkit.NtfyMessage{Topic: "alerts", Message: "chart.png", Attach: "https://img.example.com/c/chart.png", Filename: "chart.png"}},
+			fake.NtfyMessage{Topic: "alerts", Message: "chart.png", Attach: "https://img.example.com/c/chart.png", Filename: "chart.png"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +50,7 @@ func TestSendFormats(t *testing.T) {
 			if j.PlatformIndex != got.ID || len(got.ID) != 12 {
 				t.Errorf("platformIndex %q, ntfy id %q", j.PlatformIndex, got.ID)
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(testkit.NtfyMessage{}, "ID")); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(fake.NtfyMessage{}, "ID")); diff != "" {
 				t.Errorf("ntfy received (-want +got):\n%s", diff)
 			}
 		})
@@ -58,7 +59,7 @@ func TestSendFormats(t *testing.T) {
 
 func TestAuthentication(t *testing.T) {
 	h := testkit.New(t)
-	f := testkit.NewNtfy(t)
+	f := fake.NewNtfy(t)
 	f.Protect("private")
 	token := f.AddUser("phil", "s3cret-pass", "private")
 	acct := h.Account("acme")
@@ -104,35 +105,35 @@ func TestErrorClasses(t *testing.T) {
 	acct := h.Account("acme")
 	tests := []struct {
 		name     string
-		prepare  func(f *testkit.Ntfy)
+		prepare  func(f *fake.Ntfy)
 		state    push.State
 		errHas   string
 		requests int
 	}{
-		{"429 too many requests is retried", func(f *testkit.Ntfy) {
-			f.Fail(testkit.NtfyFault(429, 42901, "limit reached: too many requests"))
+		{"429 too many requests is retried", func(f *fake.Ntfy) {
+			f.Fail(fake.NtfyFault(429, 42901, "limit reached: too many requests"))
 		}, push.Succeeded, "", 2},
-		{"429 daily quota is retried", func(f *testkit.Ntfy) {
-			f.Fail(testkit.NtfyFault(429, 42908, "limit reached: daily message quota reached"))
+		{"429 daily quota is retried", func(f *fake.Ntfy) {
+			f.Fail(fake.NtfyFault(429, 42908, "limit reached: daily message quota reached"))
 		}, push.Succeeded, "", 2},
-		{"400 is definitive", func(f *testkit.Ntfy) {
-			f.Fail(testkit.NtfyFault(400, 40013, "invalid request: attachment URL is invalid"))
+		{"400 is definitive", func(f *fake.Ntfy) {
+			f.Fail(fake.NtfyFault(400, 40013, "invalid request: attachment URL is invalid"))
 		}, push.Failed, "ntfy: invalid request: attachment URL is invalid (code 40013)", 1},
-		{"ntfy's 500 is uncertain", func(f *testkit.Ntfy) {
-			f.Fail(testkit.NtfyFault(500, 50001, "internal server error"))
+		{"ntfy's 500 is uncertain", func(f *fake.Ntfy) {
+			f.Fail(fake.NtfyFault(500, 50001, "internal server error"))
 		}, push.Uncertain, "internal server error (code 50001)", 1},
-		{"a gateway's 502 is uncertain", func(f *testkit.Ntfy) {
-			f.Fail(testkit.Fault{Status: 502, Body: "<html>Bad Gateway</html>"})
+		{"a gateway's 502 is uncertain", func(f *fake.Ntfy) {
+			f.Fail(fake.Fault{Status: 502, Body: "<html>Bad Gateway</html>"})
 		}, push.Uncertain, "HTTP 502", 1},
-		{"a dropped connection is uncertain", func(f *testkit.Ntfy) { f.DropNext(1) }, push.Uncertain, "no answer after the request was sent", 1},
-		{"a timeout after writing is uncertain", func(f *testkit.Ntfy) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
-		{"a 2xx without an id is uncertain", func(f *testkit.Ntfy) {
-			f.Fail(testkit.Fault{Status: 200, Body: "{}"})
+		{"a dropped connection is uncertain", func(f *fake.Ntfy) { f.DropNext(1) }, push.Uncertain, "no answer after the request was sent", 1},
+		{"a timeout after writing is uncertain", func(f *fake.Ntfy) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		{"a 2xx without an id is uncertain", func(f *fake.Ntfy) {
+			f.Fail(fake.Fault{Status: 200, Body: "{}"})
 		}, push.Uncertain, "no message id", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := testkit.NewNtfy(t)
+			f := fake.NewNtfy(t)
 			bot := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t1"})
 			tt.prepare(f)
 			j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"})
@@ -152,7 +153,7 @@ func TestErrorClasses(t *testing.T) {
 // attachment; it is refused before anything is queued or charged.
 func TestMessageLimit(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := testkit.NewNtfy(t)
+	f := fake.NewNtfy(t)
 	acct := h.Account("acme")
 	cjk := strings.Repeat("警", 1400) // 4200 bytes in UTF-8, 1400 characters
 	def := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t"})

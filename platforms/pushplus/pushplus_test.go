@@ -3,6 +3,7 @@ package pushplus_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"io"
 	"net/http"
 	"strings"
@@ -19,7 +20,7 @@ import (
 
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
-	f := testkit.NewPushPlus(t)
+	f := fake.NewPushPlus(t)
 	acct := h.Account("acme")
 	token := f.NewToken()
 	bot := h.PlatformBot(acct.ID, "pushplus", map[string]any{"token": token, "api_base": f.URL()})
@@ -28,16 +29,16 @@ func TestSendFormats(t *testing.T) {
 		name string
 		bot  push.Bot
 		msg  push.Message
-		want testkit.PushPlusMessage
+		want fake.PushPlusMessage
 	}{
 		{"text uses the txt template", bot, push.Message{Content: "disk <b>full</b>\nsecond line"},
-			testkit.PushPlusMessage{Title: "disk <b>full</b>", Content: "disk <b>full</b>\nsecond line", Template: "txt"}},
+			fake.PushPlusMessage{Title: "disk <b>full</b>", Content: "disk <b>full</b>\nsecond line", Template: "txt"}},
 		{"markdown uses the markdown template", bot, push.Message{Type: push.Markdown, Content: "# Deployed\n\n**v42**"},
-			testkit.PushPlusMessage{Title: "Deployed", Content: "# Deployed\n\n**v42**", Template: "markdown"}},
+			fake.PushPlusMessage{Title: "Deployed", Content: "# Deployed\n\n**v42**", Template: "markdown"}},
 		{"image is a Markdown image", bot, push.Message{Type: push.Image, Content: "chart", ImageURL: "https://img.example.com/c.png"},
-			testkit.PushPlusMessage{Title: "chart", Content: "chart\n\n![chart](https://img.example.com/c.png)", Template: "markdown"}},
+			fake.PushPlusMessage{Title: "chart", Content: "chart\n\n![chart](https://img.example.com/c.png)", Template: "markdown"}},
 		{"a topic sends to the group", group, push.Message{Content: "hello team"},
-			testkit.PushPlusMessage{Title: "hello team", Content: "hello team", Template: "txt", Topic: "ops-team"}},
+			fake.PushPlusMessage{Title: "hello team", Content: "hello team", Template: "txt", Topic: "ops-team"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,7 +51,7 @@ func TestSendFormats(t *testing.T) {
 			if j.PlatformIndex != got.Serial || len(got.Serial) != 32 {
 				t.Errorf("platformIndex %q, 流水号 %q", j.PlatformIndex, got.Serial)
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(testkit.PushPlusMessage{}, "Serial", "Token")); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(fake.PushPlusMessage{}, "Serial", "Token")); diff != "" {
 				t.Errorf("pushplus received (-want +got):\n%s", diff)
 			}
 		})
@@ -60,7 +61,7 @@ func TestSendFormats(t *testing.T) {
 // The fake, like PushPlus, ignores a body sent without the JSON content
 // type: the provider must send it.
 func TestFakeNeedsJSONContentType(t *testing.T) {
-	f := testkit.NewPushPlus(t)
+	f := fake.NewPushPlus(t)
 	body, _ := json.Marshal(map[string]string{"token": f.NewToken(), "content": "x"})
 	resp, err := http.Post(f.URL()+"/send", "text/plain", bytes.NewReader(body))
 	if err != nil {
@@ -79,25 +80,25 @@ func TestErrorClasses(t *testing.T) {
 	tests := []struct {
 		name     string
 		badToken bool
-		prepare  func(f *testkit.PushPlus)
+		prepare  func(f *fake.PushPlus)
 		state    push.State
 		errHas   string
 		requests int
 	}{
 		{"903 invalid token is definitive", true, nil, push.Failed, "pushplus: 无效的用户令牌: the token was refused: check token in the bot config (code 903)", 1},
-		{"900 restricted is definitive", false, func(f *testkit.PushPlus) { f.Fail(testkit.PushPlusFault(900, "用户账号使用受限")) }, push.Failed, "用户账号使用受限: the account is restricted after too many requests", 1},
-		{"888 points is definitive", false, func(f *testkit.PushPlus) { f.Fail(testkit.PushPlusFault(888, "积分不足,需要充值")) }, push.Failed, "(code 888)", 1},
-		{"905 verification is definitive", false, func(f *testkit.PushPlus) { f.Fail(testkit.PushPlusFault(905, "账户未进行实名认证")) }, push.Failed, "real-name verification (code 905)", 1},
-		{"999 validation is definitive", false, func(f *testkit.PushPlus) { f.Fail(testkit.PushPlusFault(999, "内容不能为空")) }, push.Failed, "内容不能为空 (code 999)", 1},
-		{"500 system error is retried", false, func(f *testkit.PushPlus) { f.Fail(testkit.PushPlusFault(500, "系统异常,请稍后再试")) }, push.Succeeded, "", 2},
-		{"a gateway's 502 is uncertain", false, func(f *testkit.PushPlus) { f.Fail(testkit.Fault{Status: 502, Body: "<html>502</html>"}) }, push.Uncertain, "HTTP 502", 1},
-		{"a dropped connection is uncertain", false, func(f *testkit.PushPlus) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
-		{"a timeout after writing is uncertain", false, func(f *testkit.PushPlus) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
-		{"a 200 without a 流水号 is uncertain", false, func(f *testkit.PushPlus) { f.Fail(testkit.PushPlusFault(200, "请求成功")) }, push.Uncertain, "no 流水号", 1},
+		{"900 restricted is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(900, "用户账号使用受限")) }, push.Failed, "用户账号使用受限: the account is restricted after too many requests", 1},
+		{"888 points is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(888, "积分不足,需要充值")) }, push.Failed, "(code 888)", 1},
+		{"905 verification is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(905, "账户未进行实名认证")) }, push.Failed, "real-name verification (code 905)", 1},
+		{"999 validation is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(999, "内容不能为空")) }, push.Failed, "内容不能为空 (code 999)", 1},
+		{"500 system error is retried", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(500, "系统异常,请稍后再试")) }, push.Succeeded, "", 2},
+		{"a gateway's 502 is uncertain", false, func(f *fake.PushPlus) { f.Fail(fake.Fault{Status: 502, Body: "<html>502</html>"}) }, push.Uncertain, "HTTP 502", 1},
+		{"a dropped connection is uncertain", false, func(f *fake.PushPlus) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
+		{"a timeout after writing is uncertain", false, func(f *fake.PushPlus) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		{"a 200 without a 流水号 is uncertain", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(200, "请求成功")) }, push.Uncertain, "no 流水号", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := testkit.NewPushPlus(t)
+			f := fake.NewPushPlus(t)
 			token := f.NewToken()
 			if tt.badToken {
 				token = strings.Repeat("ab", 16)

@@ -2,12 +2,12 @@ package qq_test
 
 import (
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
@@ -116,7 +116,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 // test moves: a token is reused while fresh and fetched again shortly
 // before it expires, so that no send ever carries an expired token.
 func TestTokenRefreshedEarly(t *testing.T) {
-	f := testkit.NewQQ(t)
+	f := fake.NewQQ(t)
 	appID, sec := f.NewApp()
 	f.SetProactive(appID, true)
 	f.AddUser("U1")
@@ -152,7 +152,7 @@ func TestTokenRefreshedEarly(t *testing.T) {
 // TestSendErrorOutcomes checks the outcome the provider reports, which
 // the engine turns into the job's state.
 func TestSendErrorOutcomes(t *testing.T) {
-	f := testkit.NewQQ(t)
+	f := fake.NewQQ(t)
 	appID, sec := f.NewApp()
 	f.SetProactive(appID, true)
 	f.AddUser("U1")
@@ -165,7 +165,7 @@ func TestSendErrorOutcomes(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		fault   *testkit.QQFault
+		fault   *fake.QQFault
 		tt      push.TargetType
 		addr    string
 		m       push.Message
@@ -173,10 +173,10 @@ func TestSendErrorOutcomes(t *testing.T) {
 		code    string
 	}{
 		{name: "unknown user", tt: push.TargetUser, addr: "NOBODY", m: text("x"), outcome: push.OutcomeDefinitive, code: "40034003"},
-		{name: "rate limit", fault: &testkit.QQFault{Status: 400, Code: 22009, Message: "msg limit exceed"}, tt: push.TargetUser, addr: "U1", m: text("x"), outcome: push.OutcomeRetryable, code: "22009"},
-		{name: "gateway 504", fault: &testkit.QQFault{Status: 504, HTML: true}, tt: push.TargetGroup, addr: "G1", m: text("x"), outcome: push.OutcomeUncertain},
+		{name: "rate limit", fault: &fake.QQFault{Status: 400, Code: 22009, Message: "msg limit exceed"}, tt: push.TargetUser, addr: "U1", m: text("x"), outcome: push.OutcomeRetryable, code: "22009"},
+		{name: "gateway 504", fault: &fake.QQFault{Status: 504, HTML: true}, tt: push.TargetGroup, addr: "G1", m: text("x"), outcome: push.OutcomeUncertain},
 		{name: "image URL unreachable", tt: push.TargetGroup, addr: "G1", m: push.Message{Type: push.Image, ImageURL: "http://127.0.0.1:1/x.png"}, outcome: push.OutcomeRetryable, code: "304082"},
-		{name: "upload answer is a gateway page", fault: &testkit.QQFault{On: "files", Status: 502, HTML: true}, tt: push.TargetUser, addr: "U1",
+		{name: "upload answer is a gateway page", fault: &fake.QQFault{On: "files", Status: 502, HTML: true}, tt: push.TargetUser, addr: "U1",
 			m: push.Message{Type: push.Image, ImageURL: "https://example.com/x.png"}, outcome: push.OutcomeRetryable},
 	}
 	for _, tc := range tests {

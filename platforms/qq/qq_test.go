@@ -2,6 +2,7 @@ package qq_test
 
 import (
 	"context"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +19,7 @@ var ctx = context.Background()
 // env is a Herald in memory with one QQ bot on a fake QQ.
 type env struct {
 	h             *testkit.Herald
-	f             *testkit.QQ
+	f             *fake.QQ
 	acct          push.Account
 	bot           push.Bot
 	appID, secret string
@@ -28,7 +29,7 @@ type env struct {
 func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	t.Helper()
 	h := testkit.New(t, opts...)
-	f := testkit.NewQQ(t)
+	f := fake.NewQQ(t)
 	e := &env{h: h, f: f, acct: h.Account("acme")}
 	e.appID, e.secret = f.NewApp()
 	bot, err := h.Engine.CreateBot(ctx, push.Bot{AccountID: e.acct.ID, Platform: "qq", Name: "qq", Config: f.BotConfig(e.appID, e.secret)})
@@ -43,7 +44,7 @@ func newEnv(t *testing.T, opts ...testkit.Option) *env {
 func (e *env) target(t *testing.T, tt push.TargetType) push.Target {
 	t.Helper()
 	e.seq++
-	addr := strings.ToUpper(testkit.SHA256([]byte{byte(e.seq), byte(len(tt))})[:32])
+	addr := strings.ToUpper(fake.SHA256([]byte{byte(e.seq), byte(len(tt))})[:32])
 	if tt == push.TargetGroup {
 		e.f.AddGroup(addr)
 	} else {
@@ -90,9 +91,9 @@ func markdown(s string) push.Message { return push.Message{Type: push.Markdown, 
 func TestSendFormats(t *testing.T) {
 	e := newEnv(t)
 	e.f.SetProactive(e.appID, true)
-	images := testkit.NewImages(t)
-	png := testkit.PNG(1)
-	jpg := testkit.JPEG(2)
+	images := fake.NewImages(t)
+	png := fake.PNG(1)
+	jpg := fake.JPEG(2)
 	pngURL := images.Add("/a.png", png, "image/png")
 	jpgURL := images.Add("/b.jpg", jpg, "image/jpeg")
 
@@ -101,27 +102,27 @@ func TestSendFormats(t *testing.T) {
 		tt      push.TargetType
 		msg     push.Message
 		talked  bool
-		want    testkit.QQMessage
+		want    fake.QQMessage
 		wantSHA string
 	}{
 		{name: "text to a user", tt: push.TargetUser, msg: text("hello qq"),
-			want: testkit.QQMessage{Scene: "c2c", MsgType: 0, Content: "hello qq"}},
+			want: fake.QQMessage{Scene: "c2c", MsgType: 0, Content: "hello qq"}},
 		{name: "markdown to a user", tt: push.TargetUser, msg: markdown("# t\n**b**"),
-			want: testkit.QQMessage{Scene: "c2c", MsgType: 2, Markdown: "# t\n**b**"}},
+			want: fake.QQMessage{Scene: "c2c", MsgType: 2, Markdown: "# t\n**b**"}},
 		{name: "image to a user", tt: push.TargetUser, msg: push.Message{Type: push.Image, ImageURL: pngURL},
-			want: testkit.QQMessage{Scene: "c2c", MsgType: 7, Content: " "}, wantSHA: testkit.SHA256(png)},
+			want: fake.QQMessage{Scene: "c2c", MsgType: 7, Content: " "}, wantSHA: fake.SHA256(png)},
 		{name: "image with a caption to a user", tt: push.TargetUser, msg: push.Message{Type: push.Image, ImageURL: jpgURL, Content: "today's chart"},
-			want: testkit.QQMessage{Scene: "c2c", MsgType: 7, Content: "today's chart"}, wantSHA: testkit.SHA256(jpg)},
+			want: fake.QQMessage{Scene: "c2c", MsgType: 7, Content: "today's chart"}, wantSHA: fake.SHA256(jpg)},
 		{name: "text to a group", tt: push.TargetGroup, msg: text("hello group"),
-			want: testkit.QQMessage{Scene: "group", MsgType: 0, Content: "hello group"}},
+			want: fake.QQMessage{Scene: "group", MsgType: 0, Content: "hello group"}},
 		{name: "markdown to a group", tt: push.TargetGroup, msg: markdown("- a\n- b"),
-			want: testkit.QQMessage{Scene: "group", MsgType: 2, Markdown: "- a\n- b"}},
+			want: fake.QQMessage{Scene: "group", MsgType: 2, Markdown: "- a\n- b"}},
 		{name: "image to a group", tt: push.TargetGroup, msg: push.Message{Type: push.Image, ImageURL: pngURL},
-			want: testkit.QQMessage{Scene: "group", MsgType: 7, Content: " "}, wantSHA: testkit.SHA256(png)},
+			want: fake.QQMessage{Scene: "group", MsgType: 7, Content: " "}, wantSHA: fake.SHA256(png)},
 		{name: "wake-up text to a user", tt: push.TargetUser, msg: push.Message{Type: push.Text, Content: "wake up", Wakeup: true}, talked: true,
-			want: testkit.QQMessage{Scene: "c2c", MsgType: 0, Content: "wake up", IsWakeup: true}},
+			want: fake.QQMessage{Scene: "c2c", MsgType: 0, Content: "wake up", IsWakeup: true}},
 		{name: "wake-up markdown to a user", tt: push.TargetUser, msg: push.Message{Type: push.Markdown, Content: "**up**", Wakeup: true}, talked: true,
-			want: testkit.QQMessage{Scene: "c2c", MsgType: 2, Markdown: "**up**", IsWakeup: true}},
+			want: fake.QQMessage{Scene: "c2c", MsgType: 2, Markdown: "**up**", IsWakeup: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,7 +142,7 @@ func TestSendFormats(t *testing.T) {
 			got := msgs[len(msgs)-1]
 			want := tc.want
 			want.AppID, want.Target = e.appID, tg.Address
-			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(testkit.QQMessage{}, "ID", "At", "Media")); diff != "" {
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(fake.QQMessage{}, "ID", "At", "Media")); diff != "" {
 				t.Errorf("message (-want +got):\n%s", diff)
 			}
 			if j.PlatformIndex != got.ID || !strings.HasPrefix(got.ID, "ROBOT1.0_") {
@@ -224,23 +225,23 @@ func TestMarkdownFallback(t *testing.T) {
 	tests := []struct {
 		name      string
 		granted   bool
-		faults    []testkit.QQFault
+		faults    []fake.QQFault
 		state     push.State
 		requests  int
-		want      *testkit.QQMessage
+		want      *fake.QQMessage
 		errSubstr string
 	}{
 		{name: "granted: native markdown", granted: true, state: push.Succeeded, requests: 1,
-			want: &testkit.QQMessage{MsgType: 2, Markdown: "# Deploy\n**api** is [live](https://example.com/d)"}},
+			want: &fake.QQMessage{MsgType: 2, Markdown: "# Deploy\n**api** is [live](https://example.com/d)"}},
 		{name: "not granted: one plain-text resend", granted: false, state: push.Succeeded, requests: 2,
-			want: &testkit.QQMessage{MsgType: 0, Content: "Deploy\n\napi is live (https://example.com/d)"}},
+			want: &fake.QQMessage{MsgType: 0, Content: "Deploy\n\napi is live (https://example.com/d)"}},
 		{name: "the fallback is refused too: no third send", granted: true, state: push.Failed, requests: 2,
-			faults: []testkit.QQFault{
+			faults: []fake.QQFault{
 				{Status: 400, Code: 50056, Message: "不允许发送 markdown content"},
 				{Status: 400, Code: 304003, Message: "URL_NOT_ALLOWED url 未报备"},
 			}, errSubstr: "304003"},
 		{name: "other markdown refusals do not fall back", granted: true, state: push.Failed, requests: 1,
-			faults:    []testkit.QQFault{{Status: 400, Code: 50055, Message: "无效的 markdown content"}},
+			faults:    []fake.QQFault{{Status: 400, Code: 50055, Message: "无效的 markdown content"}},
 			errSubstr: "50055"},
 	}
 	for _, tc := range tests {
@@ -262,7 +263,7 @@ func TestMarkdownFallback(t *testing.T) {
 				if len(msgs) != 1 {
 					t.Fatalf("fake accepted %d messages, want 1", len(msgs))
 				}
-				if diff := cmp.Diff(*tc.want, msgs[0], cmpopts.IgnoreFields(testkit.QQMessage{}, "AppID", "Scene", "Target", "ID", "At")); diff != "" {
+				if diff := cmp.Diff(*tc.want, msgs[0], cmpopts.IgnoreFields(fake.QQMessage{}, "AppID", "Scene", "Target", "ID", "At")); diff != "" {
 					t.Errorf("message (-want +got):\n%s", diff)
 				}
 			}
@@ -271,13 +272,13 @@ func TestMarkdownFallback(t *testing.T) {
 }
 
 func TestErrorClasses(t *testing.T) {
-	images := testkit.NewImages(t)
-	png := testkit.PNG(3)
+	images := fake.NewImages(t)
+	png := fake.PNG(3)
 	imgURL := images.Add("/c.png", png, "image/png")
 	tests := []struct {
 		name     string
 		msg      push.Message
-		faults   []testkit.QQFault
+		faults   []fake.QQFault
 		drop     string // endpoint whose next request is dropped after reading
 		limits   push.Limits
 		delay    time.Duration
@@ -287,39 +288,39 @@ func TestErrorClasses(t *testing.T) {
 		contains []string
 	}{
 		{name: "definitive: URL not registered", msg: text("see https://x.example"),
-			faults: []testkit.QQFault{{Status: 400, Code: 304003, Message: "URL_NOT_ALLOWED url 未报备"}},
+			faults: []fake.QQFault{{Status: 400, Code: 304003, Message: "URL_NOT_ALLOWED url 未报备"}},
 			state:  push.Failed, messages: 1, contains: []string{"304003", "url 未报备", "not registered"}},
 		{name: "definitive: too long", msg: text("long"),
-			faults: []testkit.QQFault{{Status: 400, Code: 40054007, Message: "消息长度超限"}},
+			faults: []fake.QQFault{{Status: 400, Code: 40054007, Message: "消息长度超限"}},
 			state:  push.Failed, messages: 1, contains: []string{"40054007", "消息长度超限"}},
 		{name: "definitive: banned", msg: text("x"),
-			faults: []testkit.QQFault{{Status: 403, Code: 11254, Message: "ErrorInterfaceForbidden"}},
+			faults: []fake.QQFault{{Status: 403, Code: 11254, Message: "ErrorInterfaceForbidden"}},
 			state:  push.Failed, messages: 1, contains: []string{"11254", "banned"}},
 		{name: "definitive: a gateway's 4xx page", msg: text("x"),
-			faults: []testkit.QQFault{{Status: 404, HTML: true}},
+			faults: []fake.QQFault{{Status: 404, HTML: true}},
 			state:  push.Failed, messages: 1, contains: []string{"404", "not the QQ API's"}},
 		{name: "retryable: rate limit then delivered", msg: text("x"),
-			faults: []testkit.QQFault{{Status: 400, Code: 22009, Message: "msg limit exceed"}},
+			faults: []fake.QQFault{{Status: 400, Code: 22009, Message: "msg limit exceed"}},
 			state:  push.Succeeded, messages: 2},
 		{name: "retryable: HTTP 429 then delivered", msg: text("x"),
-			faults: []testkit.QQFault{{Status: 429, Code: 429, Message: "too many requests"}},
+			faults: []fake.QQFault{{Status: 429, Code: 429, Message: "too many requests"}},
 			state:  push.Succeeded, messages: 2},
 		{name: "retryable: system check failed then delivered", msg: text("x"),
-			faults: []testkit.QQFault{{Status: 500, Code: 11252, Message: "ErrorCheckAppPrivilegeFailed"}},
+			faults: []fake.QQFault{{Status: 500, Code: 11252, Message: "ErrorCheckAppPrivilegeFailed"}},
 			state:  push.Succeeded, messages: 2},
 		{name: "retryable: media fetch failed then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
-			faults: []testkit.QQFault{{On: "files", Status: 400, Code: 304082, Message: "富媒体资源拉取失败，请重试"}},
+			faults: []fake.QQFault{{On: "files", Status: 400, Code: 304082, Message: "富媒体资源拉取失败，请重试"}},
 			state:  push.Succeeded, messages: 1, files: 2},
 		{name: "retryable: upload answer lost then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
 			drop: "files", state: push.Succeeded, messages: 1, files: 2},
 		{name: "uncertain: 500 with an error code", msg: text("x"),
-			faults: []testkit.QQFault{{Status: 500, Code: 1100300, Message: "系统内部错误"}},
+			faults: []fake.QQFault{{Status: 500, Code: 1100300, Message: "系统内部错误"}},
 			state:  push.Uncertain, messages: 1, contains: []string{"1100300", "may have processed"}},
 		{name: "uncertain: a gateway's 502 page", msg: text("x"),
-			faults: []testkit.QQFault{{Status: 502, HTML: true}},
+			faults: []fake.QQFault{{Status: 502, HTML: true}},
 			state:  push.Uncertain, messages: 1, contains: []string{"502"}},
 		{name: "uncertain: held for review", msg: text("x"),
-			faults: []testkit.QQFault{{Status: 202, Code: 304023, Message: "PUSH_MSG_ASYNC_OK"}},
+			faults: []fake.QQFault{{Status: 202, Code: 304023, Message: "PUSH_MSG_ASYNC_OK"}},
 			state:  push.Uncertain, messages: 1, contains: []string{"304023", "review"}},
 		{name: "uncertain: connection dropped after the request", msg: text("x"),
 			drop: "messages", state: push.Uncertain, messages: 1},
@@ -406,7 +407,7 @@ func TestTokenCachedAndSingleFlight(t *testing.T) {
 func TestTokenRefresh(t *testing.T) {
 	tests := []struct {
 		name       string
-		tokenFault *testkit.QQFault
+		tokenFault *fake.QQFault
 		state      push.State
 		fetches    int
 		messages   int
@@ -414,10 +415,10 @@ func TestTokenRefresh(t *testing.T) {
 	}{
 		{name: "expired token: refreshed once, then delivered", state: push.Succeeded, fetches: 2, messages: 3},
 		{name: "refresh refused: definitive", state: push.Failed, fetches: 1, messages: 2,
-			tokenFault: &testkit.QQFault{On: "token", Status: 200, Code: 100016, Message: "invalid appid or secret"},
+			tokenFault: &fake.QQFault{On: "token", Status: 200, Code: 100016, Message: "invalid appid or secret"},
 			contains:   []string{"100016", "invalid appid or secret", "app_id and client_secret"}},
 		{name: "refresh busy: retried, then delivered", state: push.Succeeded, fetches: 2, messages: 3,
-			tokenFault: &testkit.QQFault{On: "token", Status: 200, Code: 100001, Message: "too many requests"}},
+			tokenFault: &fake.QQFault{On: "token", Status: 200, Code: 100001, Message: "too many requests"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -497,12 +498,12 @@ func TestNoCredentialInErrors(t *testing.T) {
 		errs = append(errs, j.Error)
 	}
 	record(e.send(t, tg, text("proactive, refused")))
-	e.f.Fail(testkit.QQFault{Status: 401, Code: 11244, Message: "token not exist or expire"}, testkit.QQFault{Status: 401, Code: 11244, Message: "token not exist or expire"})
+	e.f.Fail(fake.QQFault{Status: 401, Code: 11244, Message: "token not exist or expire"}, fake.QQFault{Status: 401, Code: 11244, Message: "token not exist or expire"})
 	record(e.send(t, tg, text("token refused twice")))
 	e.f.DropNext("messages", 1)
 	record(e.send(t, tg, text("dropped")))
 	e.f.ExpireTokens()
-	e.f.Fail(testkit.QQFault{On: "token", Code: 100016, Status: 200, Message: "invalid appid or secret"})
+	e.f.Fail(fake.QQFault{On: "token", Code: 100016, Status: 200, Message: "invalid appid or secret"})
 	record(e.send(t, tg, text("refresh refused")))
 	for _, msg := range errs {
 		if msg == "" {

@@ -2,6 +2,7 @@ package serverchan_test
 
 import (
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
-	f := testkit.NewServerChan(t)
+	f := fake.NewServerChan(t)
 	acct := h.Account("acme")
 	turbo := h.PlatformBot(acct.ID, "serverchan", map[string]any{"sendkey": f.NewSendKey(), "api_base": f.URL()})
 	v3 := h.PlatformBot(acct.ID, "serverchan", map[string]any{"sendkey": f.NewSendKey3(4242), "api_base": f.URL()})
@@ -26,20 +27,20 @@ func TestSendFormats(t *testing.T) {
 		name string
 		bot  push.Bot
 		msg  push.Message
-		want testkit.ServerChanMessage
+		want fake.ServerChanMessage
 	}{
 		{"text is escaped Markdown", turbo, push.Message{Content: "disk *full*\n# not a heading"},
-			testkit.ServerChanMessage{Title: "disk *full*", Desp: "disk \\*full\\*  \n\\# not a heading"}},
+			fake.ServerChanMessage{Title: "disk *full*", Desp: "disk \\*full\\*  \n\\# not a heading"}},
 		{"a long first line is cut to 32 characters", turbo, push.Message{Content: longLine},
-			testkit.ServerChanMessage{Title: "Nightly backup of the primary d…", Desp: longLine}},
+			fake.ServerChanMessage{Title: "Nightly backup of the primary d…", Desp: longLine}},
 		{"markdown is sent as it is; the title is its text", turbo, push.Message{Type: push.Markdown, Content: "## **Deployed** v42\n\n- api"},
-			testkit.ServerChanMessage{Title: "Deployed v42", Desp: "## **Deployed** v42\n\n- api"}},
+			fake.ServerChanMessage{Title: "Deployed v42", Desp: "## **Deployed** v42\n\n- api"}},
 		{"image", turbo, push.Message{Type: push.Image, Content: "chart", ImageURL: "https://img.example.com/c.png"},
-			testkit.ServerChanMessage{Title: "chart", Desp: "chart\n\n![chart](https://img.example.com/c.png)"}},
+			fake.ServerChanMessage{Title: "chart", Desp: "chart\n\n![chart](https://img.example.com/c.png)"}},
 		{"image without caption", turbo, push.Message{Type: push.Image, ImageURL: "https://img.example.com/c.png"},
-			testkit.ServerChanMessage{Title: "c.png", Desp: "![c.png](https://img.example.com/c.png)"}},
+			fake.ServerChanMessage{Title: "c.png", Desp: "![c.png](https://img.example.com/c.png)"}},
 		{"a Server酱³ key goes to its path", v3, push.Message{Content: "hello"},
-			testkit.ServerChanMessage{V3: true, Title: "hello", Desp: "hello"}},
+			fake.ServerChanMessage{V3: true, Title: "hello", Desp: "hello"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,7 +55,7 @@ func TestSendFormats(t *testing.T) {
 			if utf8.RuneCountInString(got.Title) > serverchan.MaxTitle {
 				t.Errorf("title %q is longer than 32 characters", got.Title)
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(testkit.ServerChanMessage{}, "PushID", "SendKey")); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(fake.ServerChanMessage{}, "PushID", "SendKey")); diff != "" {
 				t.Errorf("serverchan received (-want +got):\n%s", diff)
 			}
 		})
@@ -67,24 +68,24 @@ func TestErrorClasses(t *testing.T) {
 	tests := []struct {
 		name     string
 		badKey   bool
-		prepare  func(f *testkit.ServerChan)
+		prepare  func(f *fake.ServerChan)
 		state    push.State
 		errHas   string
 		requests int
 	}{
 		{"a bad key is definitive", true, nil, push.Failed, "serverchan: bad pushtoken (code 40001)", 1},
-		{"the daily quota is definitive", false, func(f *testkit.ServerChan) {
-			f.Fail(testkit.ServerChanFault(40001, "超过当天的发送次数限制[5]，请稍后再试"))
+		{"the daily quota is definitive", false, func(f *fake.ServerChan) {
+			f.Fail(fake.ServerChanFault(40001, "超过当天的发送次数限制[5]，请稍后再试"))
 		}, push.Failed, "超过当天的发送次数限制", 1},
-		{"a proxy's 429 is retried", false, func(f *testkit.ServerChan) { f.Fail(testkit.Fault{Status: 429, Body: "busy"}) }, push.Succeeded, "", 2},
-		{"a gateway's 502 is uncertain", false, func(f *testkit.ServerChan) { f.Fail(testkit.Fault{Status: 502, Body: "bad gateway"}) }, push.Uncertain, "HTTP 502", 1},
-		{"a dropped connection is uncertain", false, func(f *testkit.ServerChan) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
-		{"a timeout after writing is uncertain", false, func(f *testkit.ServerChan) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
-		{"a 200 without a pushid is uncertain", false, func(f *testkit.ServerChan) { f.Fail(testkit.Fault{Status: 200, Body: `{"code":0,"message":""}`}) }, push.Uncertain, "no pushid", 1},
+		{"a proxy's 429 is retried", false, func(f *fake.ServerChan) { f.Fail(fake.Fault{Status: 429, Body: "busy"}) }, push.Succeeded, "", 2},
+		{"a gateway's 502 is uncertain", false, func(f *fake.ServerChan) { f.Fail(fake.Fault{Status: 502, Body: "bad gateway"}) }, push.Uncertain, "HTTP 502", 1},
+		{"a dropped connection is uncertain", false, func(f *fake.ServerChan) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
+		{"a timeout after writing is uncertain", false, func(f *fake.ServerChan) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		{"a 200 without a pushid is uncertain", false, func(f *fake.ServerChan) { f.Fail(fake.Fault{Status: 200, Body: `{"code":0,"message":""}`}) }, push.Uncertain, "no pushid", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := testkit.NewServerChan(t)
+			f := fake.NewServerChan(t)
 			key := f.NewSendKey()
 			if tt.badKey {
 				key = "SCT1T" + strings.Repeat("x", 30)

@@ -1,12 +1,12 @@
 package telegram_test
 
 import (
+	"github.com/heraldpush/herald/internal/fake"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf16"
 
-	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/platforms/telegram"
 )
 
@@ -15,11 +15,11 @@ import (
 // Telegram's nesting rules, and VisibleLength counts what Telegram counts.
 func checkTelegramValid(t *testing.T, src, html string) {
 	t.Helper()
-	plain, err := testkit.ParseTelegramHTML(html)
+	plain, err := fake.ParseTelegramHTML(html)
 	if err != nil {
 		t.Fatalf("MarkdownToHTML(%q) = %q, which Telegram refuses: %v", src, html, err)
 	}
-	if p := testkit.TelegramEntityProblem(html); p != "" {
+	if p := fake.TelegramEntityProblem(html); p != "" {
 		t.Fatalf("MarkdownToHTML(%q) = %q: Telegram would drop formatting: %s", src, html, p)
 	}
 	if got, want := telegram.VisibleLength(html), len(utf16.Encode([]rune(plain))); got != want {
@@ -164,7 +164,7 @@ func TestVisibleLength(t *testing.T) {
 		if got := telegram.VisibleLength(c.html); got != c.want {
 			t.Errorf("VisibleLength(%q) = %d, want %d", c.html, got, c.want)
 		}
-		if plain, err := testkit.ParseTelegramHTML(c.html); err == nil && len(utf16.Encode([]rune(plain))) != c.want {
+		if plain, err := fake.ParseTelegramHTML(c.html); err == nil && len(utf16.Encode([]rune(plain))) != c.want {
 			t.Errorf("the fake counts %q as %d, want %d", c.html, len(utf16.Encode([]rune(plain))), c.want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 	"time"
@@ -98,10 +99,10 @@ func TestPhotoFallback(t *testing.T) {
 	h := testkit.New(t)
 	f := h.Seed()
 	h.Telegram.FetchPhotos()
-	img := testkit.NewImageHost(t)
-	big := testkit.LargePNG(6 << 20)
-	img.Add("/big.png", "image/png", big)
-	img.Add("/mislabelled.png", "application/octet-stream", img.Data("/chart.png"))
+	img := fake.NewImages(t)
+	big := fake.LargePNG(6 << 20)
+	img.Add("/big.png", big, "image/png")
+	img.Add("/mislabelled.png", img.Data("/chart.png"), "application/octet-stream")
 	cases := []struct {
 		name      string
 		url       string
@@ -121,7 +122,7 @@ func TestPhotoFallback(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := c.url[strings.LastIndex(c.url, "/"):]
-			hits, reqs, before := img.Hits(path), h.Telegram.Requests(), len(h.Telegram.Messages())
+			hits, reqs, before := img.Fetches(path), h.Telegram.Requests(), len(h.Telegram.Messages())
 			j := send(t, h, f, f.Target, push.Message{Type: push.Image, ImageURL: c.url, Content: "cap"})
 			if j.State != c.state {
 				t.Fatalf("job %s: %s", j.State, j.Error)
@@ -131,7 +132,7 @@ func TestPhotoFallback(t *testing.T) {
 					t.Errorf("error %q lacks %q", j.Error, s)
 				}
 			}
-			if n := img.Hits(path) - hits; n != c.fetches {
+			if n := img.Fetches(path) - hits; n != c.fetches {
 				t.Errorf("%d downloads, want %d", n, c.fetches)
 			}
 			if n := h.Telegram.Requests() - reqs; n != c.requested {
@@ -176,7 +177,7 @@ func TestErrors(t *testing.T) {
 		name     string
 		fx       testkit.Fixture
 		target   push.Target
-		fault    *testkit.TelegramFault
+		fault    *fake.TelegramFault
 		drop     bool
 		state    push.State
 		errHas   []string
@@ -189,9 +190,9 @@ func TestErrors(t *testing.T) {
 		{name: "group upgraded to a supergroup", fx: f, target: oldGroup, state: push.Failed,
 			errHas: []string{"(code 400)", "upgraded to a supergroup", "bind -1001234567890 as the target"}, requests: 1},
 		{name: "token refused", fx: badFixture, target: badTarget, state: push.Failed, errHas: []string{"(code 401)", "Unauthorized", "check the bot's token"}, requests: 1},
-		{name: "429 waits retry_after", fx: f, target: f.Target, fault: &testkit.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1},
+		{name: "429 waits retry_after", fx: f, target: f.Target, fault: &fake.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1},
 			state: push.Succeeded, requests: 2, accepted: 1, minTime: 950 * time.Millisecond},
-		{name: "bad gateway is uncertain", fx: f, target: f.Target, fault: &testkit.TelegramFault{Status: 502, Description: "Bad Gateway"},
+		{name: "bad gateway is uncertain", fx: f, target: f.Target, fault: &fake.TelegramFault{Status: 502, Description: "Bad Gateway"},
 			state: push.Uncertain, errHas: []string{"(code 502)", "Bad Gateway", "may have received"}, requests: 1},
 		{name: "connection dropped is uncertain", fx: f, target: f.Target, drop: true,
 			state: push.Uncertain, errHas: []string{"no answer after the request was sent"}, requests: 1},

@@ -2,12 +2,12 @@ package wechat_test
 
 import (
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/wechat"
 	"github.com/heraldpush/herald/push"
@@ -98,7 +98,7 @@ func TestRenderMarkdown(t *testing.T) {
 // TestSendOutcomes checks the outcome and wait the provider reports for
 // quota answers, which the engine uses to retry or give up.
 func TestSendOutcomes(t *testing.T) {
-	f := testkit.NewWeChat(t)
+	f := fake.NewWeChat(t)
 	id, sec := f.NewApp()
 	f.AddFollower(id, "oFollower0001")
 	p := wechat.New(shared.Deps{})
@@ -106,15 +106,15 @@ func TestSendOutcomes(t *testing.T) {
 		Target: push.Target{Type: push.TargetUser, Address: "oFollower0001"}, AsType: push.TargetUser, Message: push.Message{Type: push.Text, Content: "x"}}
 	tests := []struct {
 		name    string
-		fault   testkit.WeChatFault
+		fault   fake.WeChatFault
 		outcome push.Outcome
 		lo, hi  time.Duration // bounds of the reported wait
 	}{
-		{"minute quota: wait for the next minute", testkit.WeChatFault{ErrCode: 45011, ErrMsg: "api minute-quota reach limit"}, push.OutcomeRetryable, time.Nanosecond, time.Minute},
-		{"daily quota: wait for midnight in China", testkit.WeChatFault{ErrCode: 45009, ErrMsg: "reach max api daily quota limit"}, push.OutcomeRetryable, time.Nanosecond, 24 * time.Hour},
-		{"busy", testkit.WeChatFault{ErrCode: -1, ErrMsg: "system error"}, push.OutcomeRetryable, time.Second, time.Second},
-		{"invalid openid", testkit.WeChatFault{ErrCode: 40003, ErrMsg: "invalid openid"}, push.OutcomeDefinitive, 0, 0},
-		{"unknown code on a 5xx", testkit.WeChatFault{Status: 503, ErrCode: 99999, ErrMsg: "?"}, push.OutcomeUncertain, 0, 0},
+		{"minute quota: wait for the next minute", fake.WeChatFault{ErrCode: 45011, ErrMsg: "api minute-quota reach limit"}, push.OutcomeRetryable, time.Nanosecond, time.Minute},
+		{"daily quota: wait for midnight in China", fake.WeChatFault{ErrCode: 45009, ErrMsg: "reach max api daily quota limit"}, push.OutcomeRetryable, time.Nanosecond, 24 * time.Hour},
+		{"busy", fake.WeChatFault{ErrCode: -1, ErrMsg: "system error"}, push.OutcomeRetryable, time.Second, time.Second},
+		{"invalid openid", fake.WeChatFault{ErrCode: 40003, ErrMsg: "invalid openid"}, push.OutcomeDefinitive, 0, 0},
+		{"unknown code on a 5xx", fake.WeChatFault{Status: 503, ErrCode: 99999, ErrMsg: "?"}, push.OutcomeUncertain, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package wechat_test
 import (
 	"context"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ var ctx = context.Background()
 // env is a Herald in memory with one WeChat bot on a fake WeChat.
 type env struct {
 	h             *testkit.Herald
-	f             *testkit.WeChat
+	f             *fake.WeChat
 	acct          push.Account
 	bot           push.Bot
 	appID, secret string
@@ -27,7 +28,7 @@ type env struct {
 func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	t.Helper()
 	h := testkit.New(t, opts...)
-	f := testkit.NewWeChat(t)
+	f := fake.NewWeChat(t)
 	e := &env{h: h, f: f, acct: h.Account("acme")}
 	e.appID, e.secret = f.NewApp()
 	e.bot = e.newBot(t, string(f.BotConfig(e.appID, e.secret)))
@@ -99,8 +100,8 @@ func text(s string) push.Message { return push.Message{Type: push.Text, Content:
 
 func TestSendFormats(t *testing.T) {
 	e := newEnv(t)
-	images := testkit.NewImages(t)
-	png, jpg, gif := testkit.PNG(1), testkit.JPEG(2), testkit.GIF(3)
+	images := fake.NewImages(t)
+	png, jpg, gif := fake.PNG(1), fake.JPEG(2), fake.GIF(3)
 	pngURL := images.Add("/a.png", png, "image/png")
 	jpgURL := images.Add("/b.jpg", jpg, "image/jpeg")
 	// A wrong declared type: the bytes decide.
@@ -120,13 +121,13 @@ func TestSendFormats(t *testing.T) {
 		{name: "markdown as plain text with links", msg: push.Message{Type: push.Markdown, Content: "# Deploy\n**api** is [live](https://example.com/d?a=1&b=2)\n\n- 3 services"},
 			want: []sent{{MsgType: "text", Content: "Deploy\n\napi is <a href=\"https://example.com/d?a=1&b=2\">live</a>\n\n• 3 services"}}},
 		{name: "png image", msg: push.Message{Type: push.Image, ImageURL: pngURL},
-			want: []sent{{MsgType: "image", SHA256: testkit.SHA256(png), Filename: "image.png", ContentType: "image/png"}}},
+			want: []sent{{MsgType: "image", SHA256: fake.SHA256(png), Filename: "image.png", ContentType: "image/png"}}},
 		{name: "jpeg image", msg: push.Message{Type: push.Image, ImageURL: jpgURL},
-			want: []sent{{MsgType: "image", SHA256: testkit.SHA256(jpg), Filename: "image.jpg", ContentType: "image/jpeg"}}},
+			want: []sent{{MsgType: "image", SHA256: fake.SHA256(jpg), Filename: "image.jpg", ContentType: "image/jpeg"}}},
 		{name: "gif image with a wrong declared type", msg: push.Message{Type: push.Image, ImageURL: gifURL},
-			want: []sent{{MsgType: "image", SHA256: testkit.SHA256(gif), Filename: "image.gif", ContentType: "image/gif"}}},
+			want: []sent{{MsgType: "image", SHA256: fake.SHA256(gif), Filename: "image.gif", ContentType: "image/gif"}}},
 		{name: "image with a caption: the caption's text, then the image", msg: push.Message{Type: push.Image, ImageURL: pngURL, Content: "today's chart"},
-			want: []sent{{MsgType: "text", Content: "today's chart"}, {MsgType: "image", SHA256: testkit.SHA256(png), Filename: "image.png", ContentType: "image/png"}}},
+			want: []sent{{MsgType: "text", Content: "today's chart"}, {MsgType: "image", SHA256: fake.SHA256(png), Filename: "image.png", ContentType: "image/png"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,8 +166,8 @@ func TestGroupTargetRefusedAtBind(t *testing.T) {
 func TestLimitsBeforeCharging(t *testing.T) {
 	e := newEnv(t, testkit.WithPoints(push.Points{Enabled: true}))
 	tg := e.user(t)
-	images := testkit.NewImages(t)
-	pngURL := images.Add("/a.png", testkit.PNG(1), "image/png")
+	images := fake.NewImages(t)
+	pngURL := images.Add("/a.png", fake.PNG(1), "image/png")
 	cjk := strings.Repeat("好", 683) // 2049 bytes in 683 characters
 	tests := []struct {
 		name string
@@ -203,15 +204,15 @@ func TestLimitsBeforeCharging(t *testing.T) {
 }
 
 func TestErrorClasses(t *testing.T) {
-	images := testkit.NewImages(t)
-	png := testkit.PNG(4)
+	images := fake.NewImages(t)
+	png := fake.PNG(4)
 	imgURL := images.Add("/d.png", png, "image/png")
 	notImage := images.Add("/e.txt", []byte("just text, not a picture"), "text/plain")
 	tests := []struct {
 		name     string
 		msg      push.Message
 		prepare  func(t *testing.T, e *env, tg push.Target)
-		faults   []testkit.WeChatFault
+		faults   []fake.WeChatFault
 		drop     string
 		limits   push.Limits
 		delay    time.Duration
@@ -237,42 +238,42 @@ func TestErrorClasses(t *testing.T) {
 			prepare: func(t *testing.T, e *env, tg push.Target) { e.f.Unfollow(e.appID, tg.Address) },
 			state:   push.Failed, sends: 1, contains: []string{"43004", "does not follow"}},
 		{name: "definitive: unauthorized API", msg: text("x"),
-			faults: []testkit.WeChatFault{{ErrCode: 48001, ErrMsg: "api unauthorized"}},
+			faults: []fake.WeChatFault{{ErrCode: 48001, ErrMsg: "api unauthorized"}},
 			state:  push.Failed, sends: 1, contains: []string{"48001", "api unauthorized"}},
 		{name: "definitive: daily quota, which outlasts the send window", msg: text("x"),
-			faults: []testkit.WeChatFault{{ErrCode: 45009, ErrMsg: "reach max api daily quota limit"}},
+			faults: []fake.WeChatFault{{ErrCode: 45009, ErrMsg: "reach max api daily quota limit"}},
 			state:  push.Failed, sends: 1, contains: []string{"45009", "daily API quota", "nothing was delivered"}},
 		{name: "definitive: minute quota, which outlasts a short send window", msg: text("x"), limits: push.Limits{SendWindow: 50 * time.Millisecond},
-			faults: []testkit.WeChatFault{{ErrCode: 45011, ErrMsg: "api minute-quota reach limit"}},
+			faults: []fake.WeChatFault{{ErrCode: 45011, ErrMsg: "api minute-quota reach limit"}},
 			state:  push.Failed, sends: 1, contains: []string{"45011", "per-minute API quota"}},
 		{name: "definitive: upload refused, nothing sent", msg: push.Message{Type: push.Image, ImageURL: imgURL},
-			faults: []testkit.WeChatFault{{On: "upload", ErrCode: 40009, ErrMsg: "invalid image size"}},
+			faults: []fake.WeChatFault{{On: "upload", ErrCode: 40009, ErrMsg: "invalid image size"}},
 			state:  push.Failed, uploads: 1, contains: []string{"40009", "uploading the image"}},
 		{name: "definitive: not an image, nothing uploaded", msg: push.Message{Type: push.Image, ImageURL: notImage},
 			state: push.Failed, contains: []string{"did not return an image"}},
 		{name: "retryable: system busy, then delivered", msg: text("x"),
-			faults: []testkit.WeChatFault{{ErrCode: -1, ErrMsg: "system error"}},
+			faults: []fake.WeChatFault{{ErrCode: -1, ErrMsg: "system error"}},
 			state:  push.Succeeded, sends: 2},
 		{name: "retryable: upload answer lost, then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
 			drop: "upload", state: push.Succeeded, sends: 1, uploads: 2},
 		{name: "retryable: upload busy, then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
-			faults: []testkit.WeChatFault{{On: "upload", ErrCode: -1, ErrMsg: "system error"}},
+			faults: []fake.WeChatFault{{On: "upload", ErrCode: -1, ErrMsg: "system error"}},
 			state:  push.Succeeded, sends: 1, uploads: 2},
 		{name: "uncertain: a 200 that is not JSON", msg: text("x"),
-			faults: []testkit.WeChatFault{{Body: "<html>ok</html>"}},
+			faults: []fake.WeChatFault{{Body: "<html>ok</html>"}},
 			state:  push.Uncertain, sends: 1, contains: []string{"could not be read"}},
 		{name: "uncertain: a gateway's 502", msg: text("x"),
-			faults: []testkit.WeChatFault{{Status: 502, Body: "<html>502 Bad Gateway</html>"}},
+			faults: []fake.WeChatFault{{Status: 502, Body: "<html>502 Bad Gateway</html>"}},
 			state:  push.Uncertain, sends: 1, contains: []string{"502"}},
 		{name: "uncertain: connection dropped after the request", msg: text("x"),
 			drop: "send", state: push.Uncertain, sends: 1},
 		{name: "uncertain: no answer in time", msg: text("x"), delay: 2 * time.Second, limits: push.Limits{AttemptTimeout: 300 * time.Millisecond},
 			state: push.Uncertain, sends: 1, contains: []string{"no answer"}},
 		{name: "caption delivered, image refused: failed, not retried", msg: push.Message{Type: push.Image, ImageURL: imgURL, Content: "caption"},
-			faults: []testkit.WeChatFault{{ErrCode: -1, ErrMsg: "system error", After: 1}},
+			faults: []fake.WeChatFault{{ErrCode: -1, ErrMsg: "system error", After: 1}},
 			state:  push.Failed, sends: 2, uploads: 1, contains: []string{"caption was delivered", "image was not", "-1"}},
 		{name: "caption delivered, image answer lost: uncertain", msg: push.Message{Type: push.Image, ImageURL: imgURL, Content: "caption"},
-			faults: []testkit.WeChatFault{{Status: 504, Body: "gateway timeout", After: 1}},
+			faults: []fake.WeChatFault{{Status: 504, Body: "gateway timeout", After: 1}},
 			state:  push.Uncertain, sends: 2, uploads: 1, contains: []string{"caption was delivered"}},
 	}
 	for _, tc := range tests {
@@ -324,8 +325,8 @@ func TestTokenCachedAndSingleFlight(t *testing.T) {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 	}
-	images := testkit.NewImages(t)
-	url := images.Add("/p.png", testkit.PNG(9), "image/png")
+	images := fake.NewImages(t)
+	url := images.Add("/p.png", fake.PNG(9), "image/png")
 	tg := e.user(t)
 	for i := 0; i < 3; i++ {
 		if j := e.send(t, tg, push.Message{Type: push.Image, ImageURL: url}); j.State != push.Succeeded {
@@ -341,7 +342,7 @@ func TestTokenRefresh(t *testing.T) {
 	tests := []struct {
 		name       string
 		tokenAPI   string
-		tokenFault *testkit.WeChatFault
+		tokenFault *fake.WeChatFault
 		state      push.State
 		fetches    int
 		sends      int
@@ -350,10 +351,10 @@ func TestTokenRefresh(t *testing.T) {
 		{name: "stable token expired: refreshed once, then delivered", state: push.Succeeded, fetches: 2, sends: 3},
 		{name: "classic token expired: refreshed once, then delivered", tokenAPI: "classic", state: push.Succeeded, fetches: 2, sends: 3},
 		{name: "refresh refused: definitive", state: push.Failed, fetches: 1, sends: 2,
-			tokenFault: &testkit.WeChatFault{On: "token", ErrCode: 40125, ErrMsg: "invalid appsecret"},
+			tokenFault: &fake.WeChatFault{On: "token", ErrCode: 40125, ErrMsg: "invalid appsecret"},
 			contains:   []string{"40125", "invalid appsecret", "app_id and app_secret"}},
 		{name: "refresh busy: retried, then delivered", state: push.Succeeded, fetches: 2, sends: 3,
-			tokenFault: &testkit.WeChatFault{On: "token", ErrCode: -1, ErrMsg: "system error"}},
+			tokenFault: &fake.WeChatFault{On: "token", ErrCode: -1, ErrMsg: "system error"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -395,12 +396,12 @@ func TestNoCredentialInErrors(t *testing.T) {
 	stranger := e.bind(t, e.bot, false)
 	var errs []string
 	errs = append(errs, e.send(t, stranger, text("not a follower")).Error)
-	e.f.Fail(testkit.WeChatFault{ErrCode: 40001, ErrMsg: "invalid credential"}, testkit.WeChatFault{ErrCode: 40001, ErrMsg: "invalid credential"})
+	e.f.Fail(fake.WeChatFault{ErrCode: 40001, ErrMsg: "invalid credential"}, fake.WeChatFault{ErrCode: 40001, ErrMsg: "invalid credential"})
 	errs = append(errs, e.send(t, tg, text("token refused twice")).Error)
 	e.f.DropNext("send", 1)
 	errs = append(errs, e.send(t, tg, text("dropped")).Error)
 	e.f.ExpireTokens()
-	e.f.Fail(testkit.WeChatFault{On: "token", ErrCode: 40125, ErrMsg: "invalid appsecret"})
+	e.f.Fail(fake.WeChatFault{On: "token", ErrCode: 40125, ErrMsg: "invalid appsecret"})
 	errs = append(errs, e.send(t, tg, text("refresh refused")).Error)
 	// A classic token request carries the secret in its URL; a transport
 	// failure there must not show it.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/heraldpush/herald/internal/fake"
 	"testing"
 	"time"
 
@@ -17,15 +18,15 @@ var ctx = context.Background()
 // env is a Herald with a fake WeCom and an image host.
 type env struct {
 	h    *testkit.Herald
-	wc   *testkit.WeCom
-	img  *testkit.ImageHost
+	wc   *fake.WeCom
+	img  *fake.Images
 	acct push.Account
 }
 
 func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	t.Helper()
 	h := testkit.New(t, opts...)
-	return &env{h: h, wc: testkit.NewWeCom(t), img: testkit.NewImageHost(t), acct: h.Account("acme")}
+	return &env{h: h, wc: fake.NewWeCom(t), img: fake.NewImages(t), acct: h.Account("acme")}
 }
 
 // bot creates a WeCom bot with the config, plus extra fields.

@@ -3,6 +3,7 @@ package wecom_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"sync"
 	"testing"
@@ -17,10 +18,10 @@ import (
 type delivered struct {
 	Via, To, MsgType, Content string
 	ImageSHA                  string
-	Articles                  []testkit.WeComArticle
+	Articles                  []fake.WeComArticle
 }
 
-func summarize(m testkit.WeComMessage) delivered {
+func summarize(m fake.WeComMessage) delivered {
 	d := delivered{Via: m.Via, To: m.ToUser + m.ChatID, MsgType: m.MsgType, Content: m.Content, Articles: m.Articles}
 	if m.Image != nil {
 		d.ImageSHA = sha(m.Image)
@@ -31,7 +32,7 @@ func summarize(m testkit.WeComMessage) delivered {
 func TestAppMessages(t *testing.T) {
 	e := newEnv(t)
 	app := e.wc.NewApp()
-	e.wc.AddUser(app.CorpID, "ZhangSan", testkit.WeComActive)
+	e.wc.AddUser(app.CorpID, "ZhangSan", fake.WeComActive)
 	e.wc.AddChat(app.CorpID, "wrOgQhDgAAMYQiS5ol")
 	bot := e.bot(t, app.Config(e.wc), nil)
 	user := e.target(t, bot, push.TargetUser, "ZhangSan")
@@ -53,7 +54,7 @@ func TestAppMessages(t *testing.T) {
 		{"jpeg to a member", user, image(e.img.URL("/photo.jpg"), ""),
 			delivered{Via: "app", To: "ZhangSan", MsgType: "image", ImageSHA: jpgSHA}},
 		{"captioned image to a member is a news card", user, image(e.img.URL("/chart.png"), "今日图表"),
-			delivered{Via: "app", To: "ZhangSan", MsgType: "news", Articles: []testkit.WeComArticle{
+			delivered{Via: "app", To: "ZhangSan", MsgType: "news", Articles: []fake.WeComArticle{
 				{Title: "今日图表", URL: e.img.URL("/chart.png"), PicURL: e.img.URL("/chart.png")}}}},
 		{"text to an app group chat", group, text("hello group"),
 			delivered{Via: "appchat", To: "wrOgQhDgAAMYQiS5ol", MsgType: "text", Content: "hello group"}},
@@ -106,7 +107,7 @@ func TestRobotMessages(t *testing.T) {
 	key := e.wc.NewRobot()
 	bot := e.bot(t, e.wc.RobotConfig(key), nil)
 	group := e.target(t, bot, push.TargetGroup, "robot")
-	e.img.Add("/big.png", "image/png", testkit.LargePNG(2<<20+1))
+	e.img.Add("/big.png", fake.LargePNG(2<<20+1), "image/png")
 	long := strings.Repeat("长", 1300) // 3900 bytes: over the app's 2048, within the robot's 4096
 
 	cases := []struct {
@@ -118,7 +119,7 @@ func TestRobotMessages(t *testing.T) {
 		{"markdown", markdown("## T\n![](https://e.com/x.png)"), delivered{Via: "robot", MsgType: "markdown", Content: "## T\n[https://e.com/x.png](https://e.com/x.png)"}},
 		{"long markdown within 4096 bytes", markdown(long), delivered{Via: "robot", MsgType: "markdown", Content: long}},
 		{"image as base64 and md5", image(e.img.URL("/chart.png"), ""), delivered{Via: "robot", MsgType: "image", ImageSHA: sha(e.img.Data("/chart.png"))}},
-		{"captioned image", image(e.img.URL("/photo.jpg"), "photo"), delivered{Via: "robot", MsgType: "news", Articles: []testkit.WeComArticle{
+		{"captioned image", image(e.img.URL("/photo.jpg"), "photo"), delivered{Via: "robot", MsgType: "news", Articles: []fake.WeComArticle{
 			{Title: "photo", URL: e.img.URL("/photo.jpg"), PicURL: e.img.URL("/photo.jpg")}}}},
 	}
 	for _, c := range cases {
@@ -138,12 +139,12 @@ func TestRobotMessages(t *testing.T) {
 		})
 	}
 	t.Run("image over 2 MB is refused before sending", func(t *testing.T) {
-		sends := e.wc.Requests(testkit.WeComOpSend)
+		sends := e.wc.Requests(fake.WeComOpSend)
 		j := e.send(t, bot, group, image(e.img.URL("/big.png"), ""))
 		if j.State != push.Failed || !strings.Contains(j.Error, "image_too_large") {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
-		if e.wc.Requests(testkit.WeComOpSend) != sends {
+		if e.wc.Requests(fake.WeComOpSend) != sends {
 			t.Error("the oversized image reached the webhook")
 		}
 	})
@@ -244,7 +245,7 @@ func TestTargetValidation(t *testing.T) {
 func TestMessageLimits(t *testing.T) {
 	e := newEnv(t, testkit.WithPoints(push.Points{Enabled: true}))
 	app := e.wc.NewApp()
-	e.wc.AddUser(app.CorpID, "u1", testkit.WeComActive)
+	e.wc.AddUser(app.CorpID, "u1", fake.WeComActive)
 	appBot := e.bot(t, app.Config(e.wc), nil)
 	user := e.target(t, appBot, push.TargetUser, "u1")
 	robotBot := e.bot(t, e.wc.RobotConfig(e.wc.NewRobot()), nil)
@@ -299,11 +300,11 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 	bot := e.bot(t, app.Config(e.wc), nil)
 	for i := 0; i < 8; i++ {
 		id := fmt.Sprintf("user%d", i)
-		e.wc.AddUser(app.CorpID, id, testkit.WeComActive)
+		e.wc.AddUser(app.CorpID, id, fake.WeComActive)
 		users = append(users, e.target(t, bot, push.TargetUser, id))
 	}
 	// Concurrent first sends share one token fetch.
-	e.wc.Fail(testkit.WeComOpToken, testkit.WeComFault{Delay: 200 * time.Millisecond})
+	e.wc.Fail(fake.WeComOpToken, fake.WeComFault{Delay: 200 * time.Millisecond})
 	ids := make([]int64, len(users))
 	for i, u := range users {
 		ids[i] = u.ID
@@ -330,19 +331,19 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		{"cached token reused", func() {}, 1, 1},
 		{"expired token refreshed and the send retried once", e.wc.ExpireTokens, 2, 2},
 		{"token refused as invalid", func() {
-			e.wc.Fail(testkit.WeComOpSend, testkit.WeComFault{ErrCode: 40014, ErrMsg: "invalid access_token"})
+			e.wc.Fail(fake.WeComOpSend, fake.WeComFault{ErrCode: 40014, ErrMsg: "invalid access_token"})
 		}, 3, 2},
 		{"refreshed early, before it expires", func() { e.h.Clock.Advance(7200*time.Second - time.Minute) }, 4, 1},
 		{"token endpoint busy, retried", func() {
 			e.wc.ExpireTokens()
 			e.h.Clock.Advance(7200 * time.Second)
-			e.wc.Fail(testkit.WeComOpToken, testkit.WeComFault{ErrCode: -1, ErrMsg: "system busy"})
+			e.wc.Fail(fake.WeComOpToken, fake.WeComFault{ErrCode: -1, ErrMsg: "system busy"})
 		}, 6, 1},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
 			s.before()
-			sends, delivered := e.wc.Requests(testkit.WeComOpSend), len(e.wc.Messages())
+			sends, delivered := e.wc.Requests(fake.WeComOpSend), len(e.wc.Messages())
 			j := e.send(t, bot, users[0], text(s.name))
 			if j.State != push.Succeeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
@@ -350,7 +351,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 			if n := e.wc.TokenFetches(); n != s.wantFetches {
 				t.Errorf("token fetches %d, want %d", n, s.wantFetches)
 			}
-			if n := e.wc.Requests(testkit.WeComOpSend) - sends; n != s.wantSends {
+			if n := e.wc.Requests(fake.WeComOpSend) - sends; n != s.wantSends {
 				t.Errorf("send requests %d, want %d", n, s.wantSends)
 			}
 			if n := len(e.wc.Messages()) - delivered; n != 1 {
@@ -379,16 +380,16 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 func TestErrorClasses(t *testing.T) {
 	e := newEnv(t)
 	app := e.wc.NewApp()
-	e.wc.AddUser(app.CorpID, "ok", testkit.WeComActive)
-	e.wc.AddUser(app.CorpID, "nolicense", testkit.WeComUnlicensed)
+	e.wc.AddUser(app.CorpID, "ok", fake.WeComActive)
+	e.wc.AddUser(app.CorpID, "nolicense", fake.WeComUnlicensed)
 	bot := e.bot(t, app.Config(e.wc), nil)
 	robotKey := e.wc.NewRobot()
 	robot := e.bot(t, e.wc.RobotConfig(robotKey), nil)
 	robotTarget := e.target(t, robot, push.TargetGroup, "robot")
 	deadRobot := e.bot(t, e.wc.RobotConfig("0000dead-0000-4bc4-97a0-000000000000"), nil)
 	deadTarget := e.target(t, deadRobot, push.TargetGroup, "robot")
-	e.img.Add("/page.html", "text/html", []byte("<html>not an image</html>"))
-	e.img.Add("/anim.gif", "image/gif", []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"))
+	e.img.Add("/page.html", []byte("<html>not an image</html>"), "text/html")
+	e.img.Add("/anim.gif", []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"), "image/gif")
 	ok := e.target(t, bot, push.TargetUser, "ok")
 	stranger := e.target(t, bot, push.TargetUser, "stranger")
 	nolicense := e.target(t, bot, push.TargetUser, "nolicense")
@@ -398,7 +399,7 @@ func TestErrorClasses(t *testing.T) {
 		bot       push.Bot
 		target    push.Target
 		msg       push.Message
-		faults    map[string][]testkit.WeComFault
+		faults    map[string][]fake.WeComFault
 		state     push.State
 		errHas    []string
 		delivered int // messages the fake delivered
@@ -408,39 +409,39 @@ func TestErrorClasses(t *testing.T) {
 		{name: "unknown member", bot: bot, target: stranger, msg: text("x"), state: push.Failed,
 			errHas: []string{"(code 81013)", "user & party & tag all invalid"}, sends: 1},
 		{name: "errcode 0 naming the member in invaliduser", bot: bot, target: ok, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{InvalidUser: true}}},
+			faults: map[string][]fake.WeComFault{"send": {{InvalidUser: true}}},
 			state:  push.Failed, errHas: []string{"invaliduser", `"ok"`}, sends: 1},
 		{name: "errcode 0 naming the member in unlicenseduser", bot: bot, target: nolicense, msg: text("x"),
 			state: push.Failed, errHas: []string{"unlicenseduser"}, sends: 1},
 		{name: "invalid agentid", bot: bot, target: ok, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{ErrCode: 40056, ErrMsg: "invalid agentid"}}},
+			faults: map[string][]fake.WeComFault{"send": {{ErrCode: 40056, ErrMsg: "invalid agentid"}}},
 			state:  push.Failed, errHas: []string{"(code 40056)", "invalid agentid", "check agent_id"}, sends: 1},
 		{name: "IP not allowed", bot: bot, target: ok, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{ErrCode: 60020, ErrMsg: "not allow to access from your ip"}}},
+			faults: map[string][]fake.WeComFault{"send": {{ErrCode: 60020, ErrMsg: "not allow to access from your ip"}}},
 			state:  push.Failed, errHas: []string{"(code 60020)", "trusted IPs"}, sends: 1},
 		{name: "system busy is retried", bot: bot, target: ok, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{ErrCode: -1, ErrMsg: "system busy"}}},
+			faults: map[string][]fake.WeComFault{"send": {{ErrCode: -1, ErrMsg: "system busy"}}},
 			state:  push.Succeeded, delivered: 1, sends: 2},
 		{name: "concurrency limit is retried", bot: bot, target: ok, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{ErrCode: 45033, ErrMsg: "api concurrent out of limit"}}},
+			faults: map[string][]fake.WeComFault{"send": {{ErrCode: 45033, ErrMsg: "api concurrent out of limit"}}},
 			state:  push.Succeeded, delivered: 1, sends: 2},
 		{name: "connection dropped before WeCom acted", bot: bot, target: ok, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{Drop: true}}},
+			faults: map[string][]fake.WeComFault{"send": {{Drop: true}}},
 			state:  push.Uncertain, errHas: []string{"may have received"}, sends: 1},
 		{name: "connection dropped after delivery", bot: bot, target: ok, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{Drop: true, Process: true}}},
+			faults: map[string][]fake.WeComFault{"send": {{Drop: true, Process: true}}},
 			state:  push.Uncertain, delivered: 1, sends: 1},
 		{name: "gateway 502", bot: bot, target: ok, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{Status: 502, Body: "<html>Bad Gateway</html>"}}},
+			faults: map[string][]fake.WeComFault{"send": {{Status: 502, Body: "<html>Bad Gateway</html>"}}},
 			state:  push.Uncertain, errHas: []string{"HTTP 502"}, sends: 1},
 		{name: "unreadable 200", bot: bot, target: ok, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{Status: 200, Body: "<html>maintenance</html>"}}},
+			faults: map[string][]fake.WeComFault{"send": {{Status: 200, Body: "<html>maintenance</html>"}}},
 			state:  push.Uncertain, errHas: []string{"could not be read"}, sends: 1},
 		{name: "upload dropped is retried: no message was sent", bot: bot, target: ok, msg: image(e.img.URL("/chart.png"), ""),
-			faults: map[string][]testkit.WeComFault{"upload": {{Drop: true, Process: true}}},
+			faults: map[string][]fake.WeComFault{"upload": {{Drop: true, Process: true}}},
 			state:  push.Succeeded, delivered: 1, sends: 1, uploads: 2},
 		{name: "upload refused", bot: bot, target: ok, msg: image(e.img.URL("/chart.png"), ""),
-			faults: map[string][]testkit.WeComFault{"upload": {{ErrCode: 40009, ErrMsg: "invalid image size"}}},
+			faults: map[string][]fake.WeComFault{"upload": {{ErrCode: 40009, ErrMsg: "invalid image size"}}},
 			state:  push.Failed, errHas: []string{"(code 40009)"}, uploads: 1},
 		{name: "image URL not found", bot: bot, target: ok, msg: image(e.img.URL("/missing.png"), ""),
 			state: push.Failed, errHas: []string{"HTTP 404", "image_fetch"}},
@@ -451,10 +452,10 @@ func TestErrorClasses(t *testing.T) {
 		{name: "robot: bad webhook key", bot: deadRobot, target: deadTarget, msg: text("x"),
 			state: push.Failed, errHas: []string{"(code 93000)", "invalid webhook url", "check webhook_key"}, sends: 1},
 		{name: "robot: busy is retried", bot: robot, target: robotTarget, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{ErrCode: -1, ErrMsg: "system busy"}}},
+			faults: map[string][]fake.WeComFault{"send": {{ErrCode: -1, ErrMsg: "system busy"}}},
 			state:  push.Succeeded, delivered: 1, sends: 2},
 		{name: "robot: dropped after delivery", bot: robot, target: robotTarget, msg: text("x"),
-			faults: map[string][]testkit.WeComFault{"send": {{Drop: true, Process: true}}},
+			faults: map[string][]fake.WeComFault{"send": {{Drop: true, Process: true}}},
 			state:  push.Uncertain, delivered: 1, sends: 1},
 	}
 	for _, c := range cases {
@@ -462,7 +463,7 @@ func TestErrorClasses(t *testing.T) {
 			for op, fs := range c.faults {
 				e.wc.Fail(op, fs...)
 			}
-			sends, delivered, uploads := e.wc.Requests(testkit.WeComOpSend), len(e.wc.Messages()), e.wc.Requests(testkit.WeComOpUpload)
+			sends, delivered, uploads := e.wc.Requests(fake.WeComOpSend), len(e.wc.Messages()), e.wc.Requests(fake.WeComOpUpload)
 			j := e.send(t, c.bot, c.target, c.msg)
 			if j.State != c.state {
 				t.Fatalf("job %s (%s), want %s", j.State, j.Error, c.state)
@@ -474,7 +475,7 @@ func TestErrorClasses(t *testing.T) {
 			}
 			// Wait a moment: nothing is sent again later either.
 			time.Sleep(100 * time.Millisecond)
-			got := []int{len(e.wc.Messages()) - delivered, e.wc.Requests(testkit.WeComOpSend) - sends, e.wc.Requests(testkit.WeComOpUpload) - uploads}
+			got := []int{len(e.wc.Messages()) - delivered, e.wc.Requests(fake.WeComOpSend) - sends, e.wc.Requests(fake.WeComOpUpload) - uploads}
 			if diff := cmp.Diff([]int{c.delivered, c.sends, c.uploads}, got); diff != "" {
 				t.Errorf("delivered, send requests, uploads (-want +got):\n%s", diff)
 			}
@@ -492,17 +493,17 @@ func TestErrorClasses(t *testing.T) {
 func TestSendTimeout(t *testing.T) {
 	e := newEnv(t, testkit.WithLimits(push.Limits{AttemptTimeout: 400 * time.Millisecond}))
 	app := e.wc.NewApp()
-	e.wc.AddUser(app.CorpID, "u", testkit.WeComActive)
+	e.wc.AddUser(app.CorpID, "u", fake.WeComActive)
 	bot := e.bot(t, app.Config(e.wc), nil)
 	tg := e.target(t, bot, push.TargetUser, "u")
 	e.send(t, bot, tg, text("warm the token cache"))
-	e.wc.Fail(testkit.WeComOpSend, testkit.WeComFault{Delay: 2 * time.Second})
+	e.wc.Fail(fake.WeComOpSend, fake.WeComFault{Delay: 2 * time.Second})
 	j := e.send(t, bot, tg, text("slow"))
 	if j.State != push.Uncertain || !strings.Contains(j.Error, "no answer after the request was sent") {
 		t.Fatalf("job %s: %s", j.State, j.Error)
 	}
 	time.Sleep(2500 * time.Millisecond)
-	if n := e.wc.Requests(testkit.WeComOpSend); n != 2 {
+	if n := e.wc.Requests(fake.WeComOpSend); n != 2 {
 		t.Fatalf("%d send requests, want 2 (never resent)", n)
 	}
 }
@@ -513,7 +514,7 @@ func TestSendTimeout(t *testing.T) {
 func TestDuplicateCheck(t *testing.T) {
 	e := newEnv(t)
 	app := e.wc.NewApp()
-	e.wc.AddUser(app.CorpID, "u", testkit.WeComActive)
+	e.wc.AddUser(app.CorpID, "u", fake.WeComActive)
 	checked := e.bot(t, app.Config(e.wc), map[string]any{"duplicate_check_interval": 600})
 	plain := e.bot(t, app.Config(e.wc), nil)
 	tc, tp := e.target(t, checked, push.TargetUser, "u"), e.target(t, plain, push.TargetUser, "u")
@@ -549,7 +550,7 @@ func TestConcurrentBotsShareNothing(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
 		app := e.wc.NewApp()
-		e.wc.AddUser(app.CorpID, "u", testkit.WeComActive)
+		e.wc.AddUser(app.CorpID, "u", fake.WeComActive)
 		bot := e.bot(t, app.Config(e.wc), nil)
 		tg := e.target(t, bot, push.TargetUser, "u")
 		wg.Add(1)

@@ -1,4 +1,4 @@
-package testkit
+package fake
 
 import (
 	"encoding/json"

@@ -1,7 +1,8 @@
-package testkit
+package fake
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"image"
@@ -16,7 +17,9 @@ import (
 )
 
 // Images is an image host on loopback for image messages: it serves the
-// files it was given at their paths and counts the fetches.
+// files it was given at their paths and counts the fetches. Herald's image
+// fetcher refuses loopback unless it is allow-listed (testkit.New does;
+// `herald serve --image-fetch-allow 127.0.0.0/8` does for a process).
 type Images struct {
 	srv *httptest.Server
 
@@ -30,9 +33,12 @@ type imageFile struct {
 	contentType string
 }
 
-// NewImages starts an image host, closed when the test ends.
+// NewImages starts an image host serving /chart.png (a small PNG) and
+// /photo.jpg (a small JPEG), closed when the test ends.
 func NewImages(tb testing.TB) *Images {
 	im := &Images{files: make(map[string]imageFile), fetches: make(map[string]int)}
+	im.files["/chart.png"] = imageFile{data: PNG(1), contentType: "image/png"}
+	im.files["/photo.jpg"] = imageFile{data: JPEG(2), contentType: "image/jpeg"}
 	im.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		im.mu.Lock()
 		f, ok := im.files[r.URL.Path]
@@ -45,7 +51,9 @@ func NewImages(tb testing.TB) *Images {
 		w.Header().Set("Content-Type", f.contentType)
 		_, _ = w.Write(f.data)
 	}))
-	tb.Cleanup(im.srv.Close)
+	if tb != nil {
+		tb.Cleanup(im.srv.Close)
+	}
 	return im
 }
 
@@ -59,6 +67,13 @@ func (im *Images) Add(path string, data []byte, contentType string) string {
 
 // URL returns the URL of path, served or not.
 func (im *Images) URL(path string) string { return im.srv.URL + path }
+
+// Data returns the bytes served at path.
+func (im *Images) Data(path string) []byte {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	return im.files[path].data
+}
 
 // Fetches returns how often path was requested.
 func (im *Images) Fetches(path string) int {
@@ -97,6 +112,20 @@ func JPEG(seed int) []byte {
 func GIF(seed int) []byte {
 	var b bytes.Buffer
 	_ = gif.Encode(&b, testImage(seed), nil)
+	return b.Bytes()
+}
+
+// LargePNG returns a valid, uncompressed PNG of noise of a little more
+// than n bytes, for size limits.
+func LargePNG(n int) []byte {
+	const width = 512
+	img := image.NewNRGBA(image.Rect(0, 0, width, n/(width*3)+1))
+	_, _ = rand.Read(img.Pix)
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 0xff // opaque: encoded as RGB
+	}
+	var b bytes.Buffer
+	_ = (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&b, img)
 	return b.Bytes()
 }
 
