@@ -131,6 +131,11 @@ func configReference(t *testing.T) string {
 		}
 		fmt.Fprintf(&b, "| `--%s` %s | %s | %s | %s | %s |\n", r.name, r.typ, env, def, strings.Join(r.commands, ", "), strings.ReplaceAll(r.usage, "|", "\\|"))
 	}
+	b.WriteString("\nEnvironment variables without a flag (serve, worker, admin, demo):\n\n")
+	b.WriteString("| environment | meaning |\n|---|---|\n")
+	for _, e := range envOnly() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", e[0], e[1])
+	}
 	b.WriteString("\nArguments of the `herald admin` commands (command line only, no environment twin):\n\n")
 	b.WriteString("| command | arguments |\n|---|---|\n")
 	cmds := adminCommands()

@@ -20,6 +20,15 @@ const (
 	envOldSecretKeys = "HERALD_OLD_SECRET_KEYS"
 )
 
+// envOnly lists the environment variables that have no flag (a secret on
+// the command line would show in the process list), with their meaning.
+func envOnly() [][2]string {
+	return [][2]string{
+		{envSecretKey, "the key that seals bot credentials in the database: 32 bytes as base64 or hex (openssl rand -base64 32); overrides --secret-key-file; give the same key to every node of a PostgreSQL installation"},
+		{envOldSecretKeys, "comma-separated earlier secret keys, kept while rotating (see SECURITY.md); values sealed with them still open"},
+	}
+}
+
 // defaultKeyFile is where the key file of a SQLite database lives when no
 // --secret-key-file is given: beside the database, e.g. herald.db.key.
 func defaultKeyFile(db string) string {
