@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -17,9 +16,8 @@ import (
 // PayloadTooLarge" above 4096 bytes), and answers {"code","message",
 // "timestamp"}.
 type Bark struct {
-	fakeServer
+	simpleServer
 
-	mu      sync.Mutex
 	devices map[string]bool
 	pushes  []BarkPush
 }

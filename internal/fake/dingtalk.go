@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -27,9 +26,8 @@ import (
 // for ten minutes). Every answer is HTTP 200 {"errcode","errmsg"}. The
 // codes for malformed bodies and the length limit are assumptions.
 type DingTalk struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	robots   map[string]*dingRobot
 	skew     time.Duration
 	messages []DingTalkMessage

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -16,9 +15,8 @@ import (
 // whose message is required, priority and extras, and answers the stored
 // message or Gotify's error shape {"error","errorCode","errorDescription"}.
 type Gotify struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	apps     map[string]GotifyApp // by application token
 	clients  map[string]bool
 	nextID   int64

@@ -8,7 +8,6 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -22,9 +21,8 @@ import (
 // cut at the limit), the JSON body limit of twice the message limit, and
 // ntfy's error shape {"code","http","error","link"}.
 type Ntfy struct {
-	fakeServer
+	simpleServer
 
-	mu          sync.Mutex
 	limit       int
 	attachments bool
 	tokens      map[string]string          // token -> user

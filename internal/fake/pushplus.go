@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -15,9 +14,8 @@ import (
 // answer is HTTP 200 with {"code","msg","data"}, data being the 流水号 of
 // an accepted message. The wording of the 999 messages is an assumption.
 type PushPlus struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	tokens   map[string]bool
 	messages []PushPlusMessage
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -20,9 +19,8 @@ import (
 // "readkey","error":"SUCCESS","errno":0}}. Its non-zero codes other than
 // 40001 for a bad key are assumptions: the service documents none.
 type ServerChan struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	keys     map[string]bool
 	nextID   int64
 	messages []ServerChanMessage

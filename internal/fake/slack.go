@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -25,9 +24,8 @@ import (
 //   - Rocket.Chat (POST /hooks/<id>/<token>): 404 {"success":false} for
 //     an unknown integration or token; answers {"success":true}.
 type Slack struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	hooks    map[string]*slackHook // by path
 	messages []SlackMessage
 }
