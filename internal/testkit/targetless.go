@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"encoding/json"
+	"testing"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -46,17 +47,24 @@ func (h *Herald) SendNoTarget(accountID, botID int64, m push.Message) push.Job {
 // Settled waits until a job is neither queued nor running and returns it.
 func (h *Herald) Settled(id string, timeout time.Duration) push.Job {
 	h.T.Helper()
+	return settled(h.T, h.Engine, id, timeout)
+}
+
+// settled polls a job until it is neither queued nor running, failing tb
+// after timeout.
+func settled(tb testing.TB, e *push.Engine, id string, timeout time.Duration) push.Job {
+	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		j, err := h.Engine.JobByID(context.Background(), id)
+		j, err := e.JobByID(context.Background(), id)
 		if err != nil {
-			h.T.Fatalf("testkit: job %s: %v", id, err)
+			tb.Fatalf("testkit: job %s: %v", id, err)
 		}
 		if !j.State.Pending() {
 			return j
 		}
 		if time.Now().After(deadline) {
-			h.T.Fatalf("testkit: job %s is still %s after %s", id, j.State, timeout)
+			tb.Fatalf("testkit: job %s is still %s after %s", id, j.State, timeout)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
