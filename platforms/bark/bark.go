@@ -200,15 +200,10 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{}, nil
 	}
 	if jerr != nil || ans.Message == "" {
-		switch {
-		case resp.Status == http.StatusTooManyRequests:
-			return push.Receipt{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: httpcall.RetryAfter(resp.Header)}
-		case resp.Status >= 500:
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
-		case resp.Status == http.StatusTeapot:
+		if resp.Status == http.StatusTeapot {
 			return push.Receipt{}, push.DefinitiveError("418", "the Bark server requires basic authentication, which Herald does not send: allow the request or use a server without it")
 		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "bark answered HTTP %d with a body that is not Bark's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "bark", "Bark")
 	}
 	ans.Message = botconfig.Redact(ans.Message, c.DeviceKey)
 	return push.Receipt{}, classify(resp, ans)

@@ -138,13 +138,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{PlatformIndex: strconv.FormatInt(ans.ID, 10)}, nil
 	}
 	if jerr != nil || ans.Error == "" {
-		switch {
-		case resp.Status == http.StatusTooManyRequests:
-			return push.Receipt{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: httpcall.RetryAfter(resp.Header)}
-		case resp.Status >= 500:
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
-		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "gotify answered HTTP %d with a body that is not Gotify's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "gotify", "Gotify")
 	}
 	return push.Receipt{}, classify(resp, ans)
 }

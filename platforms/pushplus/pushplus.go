@@ -159,18 +159,10 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	var ans answer
 	jerr := json.Unmarshal(resp.Body, &ans)
 	if jerr != nil || ans.Code == nil {
-		switch {
-		case resp.Status >= 200 && resp.Status < 300:
-			if jerr == nil {
-				jerr = fmt.Errorf("no code in the answer")
-			}
-			return push.Receipt{}, httpcall.Unreadable(resp, jerr)
-		case resp.Status == http.StatusTooManyRequests:
-			return push.Receipt{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: httpcall.RetryAfter(resp.Header)}
-		case resp.Status >= 500:
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
+		if jerr == nil {
+			jerr = fmt.Errorf("no code in the answer")
 		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "pushplus answered HTTP %d with a body that is not PushPlus's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "pushplus", "PushPlus")
 	}
 	msg := botconfig.Redact(ans.Msg, c.Token)
 	code := strconv.Itoa(*ans.Code)
