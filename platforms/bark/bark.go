@@ -51,6 +51,8 @@ const configShape = `{"device_key": "<device key from the Bark app>", "server": 
 // Provider is the Bark push.Platform. Bark publishes no rate limit, so it
 // does not pace sends.
 type Provider struct {
+	shared.NoTargets
+
 	client *httpcall.Client
 	keyRe  *regexp.Regexp
 }
@@ -65,12 +67,8 @@ func New(d shared.Deps) *Provider {
 	if d.Client == nil {
 		d.Client = httpcall.New(httpcall.Options{})
 	}
-	return &Provider{client: d.Client, keyRe: regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)}
+	return &Provider{NoTargets: shared.NoTargets{Bots: "bark", Destination: "the bot's device"}, client: d.Client, keyRe: regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)}
 }
-
-// Info implements push.Platform: a Bark bot is one device, with no
-// targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -92,12 +90,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "bark bots have no targets: the bot's device is the destination")
 }
 
 // ValidateMessage implements push.Platform. The payload limit depends on

@@ -72,6 +72,8 @@ const configShape = `{"access_token": "<access_token of the robot's webhook>", "
 
 // Provider is the DingTalk custom robot push.Platform.
 type Provider struct {
+	shared.NoTargets
+
 	client   *httpcall.Client
 	pacer    *pacing.Pacer
 	now      func() time.Time
@@ -92,17 +94,14 @@ func New(d shared.Deps) *Provider {
 		d.Client = httpcall.New(httpcall.Options{})
 	}
 	return &Provider{
-		client:   d.Client,
-		pacer:    d.Pacer,
-		now:      time.Now,
-		tokenRe:  regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`),
-		secretRe: regexp.MustCompile(`^SEC[A-Za-z0-9]{16,128}$`),
+		NoTargets: shared.NoTargets{Bots: "dingtalk", Destination: "the robot's group"},
+		client:    d.Client,
+		pacer:     d.Pacer,
+		now:       time.Now,
+		tokenRe:   regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`),
+		secretRe:  regexp.MustCompile(`^SEC[A-Za-z0-9]{16,128}$`),
 	}
 }
-
-// Info implements push.Platform: a DingTalk bot is one robot in one group,
-// with no targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -131,12 +130,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "dingtalk bots have no targets: the robot's group is the destination")
 }
 
 // ValidateMessage implements push.Platform: the text must fit DingTalk's

@@ -53,6 +53,8 @@ const configShape = `{"token": "<PushPlus user token>", "topic": "<optional grou
 // (a token over its daily count is restricted, code 900), not per second,
 // so it does not pace sends.
 type Provider struct {
+	shared.NoTargets
+
 	client  *httpcall.Client
 	tokenRe *regexp.Regexp
 	topicRe *regexp.Regexp
@@ -66,15 +68,12 @@ func New(d shared.Deps) *Provider {
 		d.Client = httpcall.New(httpcall.Options{})
 	}
 	return &Provider{
-		client:  d.Client,
-		tokenRe: regexp.MustCompile(`^[A-Za-z0-9]{16,64}$`),
-		topicRe: regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`),
+		NoTargets: shared.NoTargets{Bots: "pushplus", Destination: "the bot's token (and topic)"},
+		client:    d.Client,
+		tokenRe:   regexp.MustCompile(`^[A-Za-z0-9]{16,64}$`),
+		topicRe:   regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`),
 	}
 }
-
-// Info implements push.Platform: a PushPlus bot is one token, with no
-// targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -96,12 +95,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "pushplus bots have no targets: the bot's token (and topic) is the destination")
 }
 
 // ValidateMessage implements push.Platform. PushPlus documents no content
