@@ -64,9 +64,7 @@ var (
 
 // New returns the Bark provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{NoTargets: shared.NoTargets{Bots: "bark", Destination: "the bot's device"}, client: d.Client, keyRe: regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)}
 }
 

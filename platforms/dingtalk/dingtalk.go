@@ -90,9 +90,7 @@ var (
 // New returns the DingTalk provider. Signatures carry the real time, which
 // DingTalk compares with its own clock.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{
 		NoTargets: shared.NoTargets{Bots: "dingtalk", Destination: "the robot's group"},
 		client:    d.Client,

@@ -44,9 +44,7 @@ var _ push.Platform = (*Provider)(nil)
 
 // New returns the Gotify provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{NoTargets: shared.NoTargets{Bots: "gotify", Destination: "the bot's application"}, client: d.Client}
 }
 

@@ -79,9 +79,7 @@ var (
 
 // New returns the ntfy provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{NoTargets: shared.NoTargets{Bots: "ntfy", Destination: "the bot's topic"}, client: d.Client, pacer: d.Pacer, topicRe: regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)}
 }
 

@@ -64,9 +64,7 @@ var _ push.Platform = (*Provider)(nil)
 
 // New returns the PushPlus provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{
 		NoTargets: shared.NoTargets{Bots: "pushplus", Destination: "the bot's token (and topic)"},
 		client:    d.Client,

@@ -60,9 +60,7 @@ var (
 
 // New returns the ServerChan provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{
 		NoTargets: shared.NoTargets{Bots: "serverchan", Destination: "the bot's SendKey"},
 		client:    d.Client,

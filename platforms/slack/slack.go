@@ -77,9 +77,7 @@ var (
 
 // New returns the provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{NoTargets: shared.NoTargets{Bots: "webhook", Destination: "the webhook's channel"}, client: d.Client, pacer: d.Pacer}
 }
 
