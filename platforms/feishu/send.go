@@ -285,28 +285,18 @@ func tokenRefused(err error) bool {
 
 // fetchToken asks for a tenant access token.
 func (p *Provider) fetchToken(ctx context.Context, base string, c Config) (tokencache.Token, error) {
+	ep := tokencache.Endpoint{What: "a tenant access token", Platform: "Feishu", Field: "tenant_access_token",
+		Check: " (check app_id, app_secret and domain)"}
 	resp, err := p.client.PostJSON(ctx, base+"/open-apis/auth/v3/tenant_access_token/internal",
 		map[string]string{"app_id": c.AppID, "app_secret": c.AppSecret}, http.Header{})
 	if err != nil {
-		return tokencache.Token{}, httpcall.NothingSent(err, "getting a tenant access token")
+		return tokencache.Token{}, ep.Failed(err)
 	}
 	a, err := read(resp)
 	if err != nil {
-		se := push.AsSendError(err)
-		if se.Outcome == push.OutcomeDefinitive {
-			return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeDefinitive, Code: se.Code,
-				Message: "could not get a tenant access token: " + se.Message + " (check app_id, app_secret and domain)"}
-		}
-		return tokencache.Token{}, httpcall.NothingSent(se, "getting a tenant access token")
+		return tokencache.Token{}, ep.Failed(err)
 	}
-	if a.TenantAccessToken == "" {
-		return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeRetryable, Message: "getting a tenant access token: Feishu answered without tenant_access_token; nothing was sent"}
-	}
-	life := time.Duration(a.Expire) * time.Second
-	if life <= 0 {
-		life = 7200 * time.Second
-	}
-	return tokencache.Token{Value: a.TenantAccessToken, ExpiresAt: p.tokens.Now().Add(life)}, nil
+	return ep.Token(p.tokens.Now(), a.TenantAccessToken, a.Expire)
 }
 
 // upload sends an image to /open-apis/im/v1/images and returns its

@@ -258,27 +258,17 @@ func (p *Provider) fetchToken(ctx context.Context, base string, c Config) (token
 	if err != nil {
 		return tokencache.Token{}, push.DefinitiveError("", "wecom token request could not be built: check token_base")
 	}
+	ep := tokencache.Endpoint{What: "an access token", Platform: "WeCom", Field: "access_token",
+		Check: ": check corp_id and corp_secret (and the app's trusted IPs)"}
 	resp, err := p.client.Do(ctx, req)
 	if err != nil {
-		return tokencache.Token{}, httpcall.NothingSent(err, "getting an access token")
+		return tokencache.Token{}, ep.Failed(err)
 	}
 	a, err := read(resp)
 	if err != nil {
-		se := push.AsSendError(err)
-		if se.Outcome == push.OutcomeDefinitive {
-			return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeDefinitive, Code: se.Code,
-				Message: "could not get an access token: " + se.Message + ": check corp_id and corp_secret (and the app's trusted IPs)"}
-		}
-		return tokencache.Token{}, httpcall.NothingSent(se, "getting an access token")
+		return tokencache.Token{}, ep.Failed(err)
 	}
-	if a.AccessToken == "" {
-		return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeRetryable, Message: "getting an access token: WeCom answered without access_token; nothing was sent"}
-	}
-	life := time.Duration(a.ExpiresIn) * time.Second
-	if life <= 0 {
-		life = 7200 * time.Second
-	}
-	return tokencache.Token{Value: a.AccessToken, ExpiresAt: p.tokens.Now().Add(life)}, nil
+	return ep.Token(p.tokens.Now(), a.AccessToken, a.ExpiresIn)
 }
 
 // upload sends an image to /cgi-bin/media/upload and returns its media_id.
