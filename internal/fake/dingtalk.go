@@ -86,11 +86,7 @@ func (f *DingTalk) SetClockSkew(d time.Duration) {
 }
 
 // Messages returns the messages posted so far.
-func (f *DingTalk) Messages() []DingTalkMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]DingTalkMessage(nil), f.messages...)
-}
+func (f *DingTalk) Messages() []DingTalkMessage { return snapshot(&f.mu, &f.messages) }
 
 // DingTalkFault is a DingTalk refusal (HTTP 200 with a non-zero errcode).
 func DingTalkFault(errcode int, errmsg string) Fault {

@@ -275,6 +275,13 @@ func (f *simpleServer) start(tb testing.TB, handle func(w http.ResponseWriter, r
 	})
 }
 
+// snapshot returns a copy of a list a fake keeps, taken under its mutex.
+func snapshot[T any](mu *sync.Mutex, list *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]T(nil), *list...)
+}
+
 // dropConnection closes the client's connection without an answer.
 func dropConnection(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {

@@ -170,18 +170,10 @@ func (f *Feishu) TokenFetches() int {
 func (f *Feishu) Fail(op string, faults ...FeishuFault) { f.enqueue(op, 0, faults...) }
 
 // Messages returns the messages delivered so far.
-func (f *Feishu) Messages() []FeishuMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]FeishuMessage(nil), f.messages...)
-}
+func (f *Feishu) Messages() []FeishuMessage { return snapshot(&f.mu, &f.messages) }
 
 // Uploads returns the images uploaded so far.
-func (f *Feishu) Uploads() []FeishuUpload {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]FeishuUpload(nil), f.uploads...)
-}
+func (f *Feishu) Uploads() []FeishuUpload { return snapshot(&f.mu, &f.uploads) }
 
 // Deduplicated returns how many sends repeated a uuid and delivered
 // nothing.

@@ -68,11 +68,7 @@ func (f *Gotify) NewClient() string {
 }
 
 // Messages returns the messages stored so far.
-func (f *Gotify) Messages() []GotifyMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]GotifyMessage(nil), f.messages...)
-}
+func (f *Gotify) Messages() []GotifyMessage { return snapshot(&f.mu, &f.messages) }
 
 // GotifyFault is a Gotify error answer, e.g. GotifyFault(400, "Field
 // 'message' is required").

@@ -105,11 +105,7 @@ func (f *Ntfy) AddUser(user, password string, topics ...string) string {
 }
 
 // Messages returns the messages published so far.
-func (f *Ntfy) Messages() []NtfyMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]NtfyMessage(nil), f.messages...)
-}
+func (f *Ntfy) Messages() []NtfyMessage { return snapshot(&f.mu, &f.messages) }
 
 // NtfyFault is an ntfy error answer, e.g. NtfyFault(429, 42901, "limit
 // reached: too many requests").

@@ -47,11 +47,7 @@ func (f *PushPlus) NewToken() string {
 }
 
 // Messages returns the messages accepted so far.
-func (f *PushPlus) Messages() []PushPlusMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]PushPlusMessage(nil), f.messages...)
-}
+func (f *PushPlus) Messages() []PushPlusMessage { return snapshot(&f.mu, &f.messages) }
 
 // PushPlusFault is a PushPlus refusal, e.g. PushPlusFault(900, "用户账号使用受限").
 func PushPlusFault(code int, msg string) Fault {

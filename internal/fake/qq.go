@@ -194,18 +194,10 @@ func (f *QQ) TokenFetches() int {
 }
 
 // Messages returns the messages accepted so far.
-func (f *QQ) Messages() []QQMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]QQMessage(nil), f.messages...)
-}
+func (f *QQ) Messages() []QQMessage { return snapshot(&f.mu, &f.messages) }
 
 // Uploads returns the uploads accepted so far.
-func (f *QQ) Uploads() []QQUpload {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]QQUpload(nil), f.uploads...)
-}
+func (f *QQ) Uploads() []QQUpload { return snapshot(&f.mu, &f.uploads) }
 
 // Fail makes the next requests to each fault's endpoint answer it, one
 // each, in order.

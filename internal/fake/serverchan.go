@@ -62,11 +62,7 @@ func (f *ServerChan) NewSendKey3(uid int) string {
 }
 
 // Messages returns the messages accepted so far.
-func (f *ServerChan) Messages() []ServerChanMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]ServerChanMessage(nil), f.messages...)
-}
+func (f *ServerChan) Messages() []ServerChanMessage { return snapshot(&f.mu, &f.messages) }
 
 // ServerChanFault is a ServerChan refusal (HTTP 200 with a non-zero code).
 func ServerChanFault(code int, msg string) Fault {

@@ -162,20 +162,12 @@ func (f *Telegram) Throttled() int {
 }
 
 // Messages returns the messages accepted so far.
-func (f *Telegram) Messages() []TelegramMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]TelegramMessage(nil), f.messages...)
-}
+func (f *Telegram) Messages() []TelegramMessage { return snapshot(&f.mu, &f.messages) }
 
 // Log returns every send request the fake read, in arrival order, with
 // what it did with it ("answered" covers both accepted messages and the
 // validation errors of the Bot API).
-func (f *Telegram) Log() []TelegramRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]TelegramRequest(nil), f.log...)
-}
+func (f *Telegram) Log() []TelegramRequest { return snapshot(&f.mu, &f.log) }
 
 func randomSecret(n int) string {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"

@@ -166,18 +166,10 @@ func (f *WeChat) TokenFetches() int {
 }
 
 // Messages returns the messages accepted so far.
-func (f *WeChat) Messages() []WeChatMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]WeChatMessage(nil), f.messages...)
-}
+func (f *WeChat) Messages() []WeChatMessage { return snapshot(&f.mu, &f.messages) }
 
 // Uploads returns the media uploads accepted so far.
-func (f *WeChat) Uploads() []WeChatMedia {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]WeChatMedia(nil), f.uploads...)
-}
+func (f *WeChat) Uploads() []WeChatMedia { return snapshot(&f.mu, &f.uploads) }
 
 // Fail makes the next requests to each fault's endpoint answer it.
 func (f *WeChat) Fail(faults ...WeChatFault) {

@@ -204,18 +204,10 @@ func (f *WeCom) TokenFetches() int {
 func (f *WeCom) Fail(op string, faults ...WeComFault) { f.enqueue(op, 0, faults...) }
 
 // Messages returns the messages delivered so far.
-func (f *WeCom) Messages() []WeComMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]WeComMessage(nil), f.messages...)
-}
+func (f *WeCom) Messages() []WeComMessage { return snapshot(&f.mu, &f.messages) }
 
 // Uploads returns the media uploaded so far.
-func (f *WeCom) Uploads() []WeComUpload {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]WeComUpload(nil), f.uploads...)
-}
+func (f *WeCom) Uploads() []WeComUpload { return snapshot(&f.mu, &f.uploads) }
 
 // Suppressed returns how many sends the duplicate check swallowed.
 func (f *WeCom) Suppressed() int {
