@@ -45,10 +45,17 @@ func (e *providerE2E) bind(t *testing.T, bot int, tt, address string) string {
 	return fmt.Sprint(r["id"])
 }
 
-// push sends through POST /openapi/v1/push/private.
+// send sends through POST /openapi/v1/push/private.
+func (e *providerE2E) send(t *testing.T, body map[string]any) testkit.Response {
+	t.Helper()
+	return testkit.Call(t, e.p.URL, "POST", "/openapi/v1/push/private", e.key, body)
+}
+
+// push sends through POST /openapi/v1/push/private and returns the
+// answer's status, body and data.
 func (e *providerE2E) push(t *testing.T, body map[string]any) (int, map[string]any, map[string]any) {
 	t.Helper()
-	r := testkit.Call(t, e.p.URL, "POST", "/openapi/v1/push/private", e.key, body)
+	r := e.send(t, body)
 	m := r.JSON()
 	data, _ := m["data"].(map[string]any)
 	return r.Status, m, data

@@ -1,53 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/heraldpush/herald/internal/testkit"
 )
-
-// platformServe is a herald serve process with an account and key, for
-// end-to-end tests of one platform's fake.
-type platformServe struct {
-	p   *testkit.Process
-	env []string
-	key string
-	acc string
-}
-
-func startPlatformServe(t *testing.T, args ...string) *platformServe {
-	t.Helper()
-	env := []string{"HERALD_DB=" + filepath.Join(t.TempDir(), "h.db")}
-	s := &platformServe{env: env, p: testkit.StartServe(t, heraldBin, env, args...)}
-	a := testkit.MustAdmin(t, heraldBin, env, "account", "create", "--name", "acme")
-	s.acc = fmt.Sprint(a["id"])
-	s.key = testkit.MustAdmin(t, heraldBin, env, "key", "create", "--account", s.acc)["key"].(string)
-	return s
-}
-
-func (s *platformServe) bot(t *testing.T, platform, config string) int {
-	t.Helper()
-	b := testkit.MustAdmin(t, heraldBin, s.env, "bot", "create", "--account", s.acc, "--platform", platform, "--name", platform, "--config", config)
-	id, _ := strconv.Atoi(fmt.Sprint(b["id"]))
-	return id
-}
-
-func (s *platformServe) bind(t *testing.T, bot int, typ, addr string) string {
-	t.Helper()
-	tr := testkit.MustAdmin(t, heraldBin, s.env, "target", "bind", "--bot", strconv.Itoa(bot), "--type", typ, "--address", addr)
-	return fmt.Sprint(tr["id"])
-}
-
-func (s *platformServe) send(t *testing.T, body map[string]any) testkit.Response {
-	t.Helper()
-	return testkit.Call(t, s.p.URL, "POST", "/openapi/v1/push/private", s.key, body)
-}
 
 func TestQQEndToEnd(t *testing.T) {
 	qq := fake.NewQQ(t)
@@ -59,14 +19,14 @@ func TestQQEndToEnd(t *testing.T) {
 	png := fake.PNG(5)
 	imgURL := images.Add("/chart.png", png, "image/png")
 
-	s := startPlatformServe(t)
+	s := startProviderE2E(t)
 	bot := s.bot(t, "qq", string(qq.BotConfig(appID, secret)))
 	user := s.bind(t, bot, "user", "E4F4AEA33253A2797FB897C50B81D7ED")
 	group := s.bind(t, bot, "group", "C9F778FE6ADF9D1D1DBE395BF744A33A")
 
 	// A bad config is refused at bot create, naming the field and never
 	// echoing the secret.
-	bad := testkit.Admin(t, heraldBin, s.env, "bot", "create", "--account", s.acc, "--platform", "qq", "--name", "bad",
+	bad := testkit.Admin(t, heraldBin, s.env, "bot", "create", "--account", s.account, "--platform", "qq", "--name", "bad",
 		"--config", `{"app_id":102,"client_secret":"`+secret+`"}`)
 	if bad.Code == 0 || !strings.Contains(bad.Stderr, "app_id") || strings.Contains(bad.Stderr+bad.Stdout, secret) {
 		t.Fatalf("bad config: exit %d, %q", bad.Code, bad.Stderr)

@@ -20,7 +20,7 @@ func TestWeChatEndToEnd(t *testing.T) {
 	imgURL := images.Add("/photo.jpg", jpg, "image/jpeg")
 
 	// Images are downloaded by Herald itself: allow the loopback host.
-	s := startPlatformServe(t, "--image-fetch-allow", "127.0.0.0/8")
+	s := startProviderE2E(t)
 	bot := s.bot(t, "wechat", string(wx.BotConfig(appID, secret)))
 	user := s.bind(t, bot, "user", openid)
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -17,9 +16,8 @@ import (
 // PayloadTooLarge" above 4096 bytes), and answers {"code","message",
 // "timestamp"}.
 type Bark struct {
-	fakeServer
+	simpleServer
 
-	mu      sync.Mutex
 	devices map[string]bool
 	pushes  []BarkPush
 }
@@ -55,11 +53,7 @@ func (f *Bark) NewDevice() string {
 }
 
 // Pushes returns the notifications sent so far.
-func (f *Bark) Pushes() []BarkPush {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]BarkPush(nil), f.pushes...)
-}
+func (f *Bark) Pushes() []BarkPush { return snapshot(&f.mu, &f.pushes) }
 
 // BarkFault is a Bark error answer, e.g. BarkFault(500, "push failed:
 // APNS push failed: TooManyRequests").

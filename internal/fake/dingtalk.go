@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -27,9 +26,8 @@ import (
 // for ten minutes). Every answer is HTTP 200 {"errcode","errmsg"}. The
 // codes for malformed bodies and the length limit are assumptions.
 type DingTalk struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	robots   map[string]*dingRobot
 	skew     time.Duration
 	messages []DingTalkMessage
@@ -88,11 +86,7 @@ func (f *DingTalk) SetClockSkew(d time.Duration) {
 }
 
 // Messages returns the messages posted so far.
-func (f *DingTalk) Messages() []DingTalkMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]DingTalkMessage(nil), f.messages...)
-}
+func (f *DingTalk) Messages() []DingTalkMessage { return snapshot(&f.mu, &f.messages) }
 
 // DingTalkFault is a DingTalk refusal (HTTP 200 with a non-zero errcode).
 func DingTalkFault(errcode int, errmsg string) Fault {

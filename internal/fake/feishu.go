@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -31,34 +30,23 @@ import (
 // drop the connection after reading a request (before or after acting on
 // it).
 type Feishu struct {
-	srv *httptest.Server
+	opQueues[FeishuFault]
+	tokenBook
 
-	mu        sync.Mutex
 	apps      map[string]*feishuApp
-	tokens    map[string]feishuToken
 	receivers map[string]bool // "open_id:ou_…" etc.
 	chats     map[string]bool // chat_id → the bot is a member
 	images    map[string]FeishuUpload
 	uuids     map[string]feishuSent // app_id + uuid → the message it delivered
 	messages  []FeishuMessage
 	uploads   []FeishuUpload
-	faults    map[string][]FeishuFault
-	requests  map[string]int
-	fetches   int
 	deduped   int
-	ttl       time.Duration
-	delay     time.Duration
 	seq       int
 }
 
 type feishuApp struct {
 	secret string
 	token  string
-}
-
-type feishuToken struct {
-	app     string
-	expires time.Time
 }
 
 type feishuSent struct {
@@ -137,30 +125,15 @@ type FeishuFault struct {
 // NewFeishu starts a fake Feishu server, closed when the test ends.
 func NewFeishu(tb testing.TB) *Feishu {
 	f := &Feishu{
+		tokenBook: tokenBook{lifespan: 7200 * time.Second},
 		apps:      make(map[string]*feishuApp),
-		tokens:    make(map[string]feishuToken),
 		receivers: make(map[string]bool),
 		chats:     make(map[string]bool),
 		images:    make(map[string]FeishuUpload),
 		uuids:     make(map[string]feishuSent),
-		faults:    make(map[string][]FeishuFault),
-		requests:  make(map[string]int),
-		ttl:       7200 * time.Second,
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	if tb != nil {
-		tb.Cleanup(f.Close)
-	}
+	f.serve(tb, FeishuOpSend, true, f.handle)
 	return f
-}
-
-// URL is the fake's base URL, to use as a bot's api_base.
-func (f *Feishu) URL() string { return f.srv.URL }
-
-// Close stops the server.
-func (f *Feishu) Close() {
-	f.srv.CloseClientConnections()
-	f.srv.Close()
 }
 
 // NewApp registers an app and returns its credentials.
@@ -188,75 +161,19 @@ func (f *Feishu) AddChat(chatID string, member bool) {
 	f.chats[chatID] = member
 }
 
-// SetTokenTTL sets the lifetime of tokens issued from now on.
-func (f *Feishu) SetTokenTTL(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ttl = d
-}
-
-// ExpireTokens makes every token issued so far expire now.
-func (f *Feishu) ExpireTokens() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for k, t := range f.tokens {
-		t.expires = time.Now().Add(-time.Second)
-		f.tokens[k] = t
-	}
-}
-
 // TokenFetches returns how many tokens were asked for.
 func (f *Feishu) TokenFetches() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.fetches
-}
-
-// IssuedTokens returns every token issued (to check none leaks).
-func (f *Feishu) IssuedTokens() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]string, 0, len(f.tokens))
-	for t := range f.tokens {
-		out = append(out, t)
-	}
-	return out
+	return f.requestsTo(FeishuOpToken)
 }
 
 // Fail makes the next requests of op answer the faults, one each.
-func (f *Feishu) Fail(op string, faults ...FeishuFault) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.faults[op] = append(f.faults[op], faults...)
-}
-
-// SetDelay makes every answer wait d.
-func (f *Feishu) SetDelay(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.delay = d
-}
+func (f *Feishu) Fail(op string, faults ...FeishuFault) { f.enqueue(op, 0, faults...) }
 
 // Messages returns the messages delivered so far.
-func (f *Feishu) Messages() []FeishuMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]FeishuMessage(nil), f.messages...)
-}
+func (f *Feishu) Messages() []FeishuMessage { return snapshot(&f.mu, &f.messages) }
 
 // Uploads returns the images uploaded so far.
-func (f *Feishu) Uploads() []FeishuUpload {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]FeishuUpload(nil), f.uploads...)
-}
-
-// Requests returns how many requests of op arrived.
-func (f *Feishu) Requests(op string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.requests[op]
-}
+func (f *Feishu) Uploads() []FeishuUpload { return snapshot(&f.mu, &f.uploads) }
 
 // Deduplicated returns how many sends repeated a uuid and delivered
 // nothing.
@@ -297,7 +214,7 @@ func feishuOp(path string) string {
 	return ""
 }
 
-func (f *Feishu) serve(w http.ResponseWriter, r *http.Request) {
+func (f *Feishu) handle(w http.ResponseWriter, r *http.Request) {
 	op := feishuOp(r.URL.Path)
 	if op == "" {
 		feishuWrite(w, http.StatusNotFound, map[string]any{"code": 404, "msg": "404 page not found"})
@@ -307,23 +224,20 @@ func (f *Feishu) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	f.mu.Lock()
-	f.requests[op]++
-	if op == FeishuOpToken {
-		f.fetches++
-	}
-	var fault *FeishuFault
-	if q := f.faults[op]; len(q) > 0 {
-		fault = &q[0]
-		f.faults[op] = q[1:]
-	}
-	delay := f.delay
-	f.mu.Unlock()
+	c := f.take(op)
+	fault, delay := c.fault, c.delay
 	if fault != nil && fault.Delay > 0 {
 		delay = fault.Delay
 	}
+	if !f.wait(r, c.gate, 0) {
+		return
+	}
+	if c.drop {
+		dropConnection(w)
+		return
+	}
 	if fault != nil && !fault.Process {
-		if !sleepCtx(r, delay) {
+		if !f.wait(r, nil, delay) {
 			return
 		}
 		if fault.Drop || fault.Body != "" || fault.Code != 0 || fault.Status != 0 {
@@ -336,7 +250,7 @@ func (f *Feishu) serve(w http.ResponseWriter, r *http.Request) {
 	var out http.ResponseWriter = w
 	if fault != nil && fault.Process {
 		out = rec // act, then wait and answer (or drop) as scripted
-	} else if !sleepCtx(r, delay) {
+	} else if !f.wait(r, nil, delay) {
 		return
 	}
 	switch op {
@@ -348,7 +262,7 @@ func (f *Feishu) serve(w http.ResponseWriter, r *http.Request) {
 		f.send(out, r, body)
 	}
 	if out == rec {
-		if !sleepCtx(r, delay) {
+		if !f.wait(r, nil, delay) {
 			return
 		}
 		if fault.Drop || fault.Body != "" || fault.Code != 0 || fault.Status != 0 {
@@ -388,19 +302,6 @@ func writeFeishuFault(w http.ResponseWriter, fault *FeishuFault) {
 	}
 }
 
-// sleepCtx waits d unless the client goes away first.
-func sleepCtx(r *http.Request, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	select {
-	case <-time.After(d):
-		return true
-	case <-r.Context().Done():
-		return false
-	}
-}
-
 func (f *Feishu) token(w http.ResponseWriter, r *http.Request, body []byte) {
 	var req struct {
 		AppID     string `json:"app_id"`
@@ -427,18 +328,19 @@ func (f *Feishu) token(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	// The same token is returned while enough of its life remains (30
 	// minutes of 2 hours); then a new one, and both stay valid.
+	ttl := f.ttl()
 	renew := 30 * time.Minute
-	if f.ttl/4 < renew {
-		renew = f.ttl / 4
+	if ttl/4 < renew {
+		renew = ttl / 4
 	}
-	if t, ok := f.tokens[app.token]; ok && time.Until(t.expires) >= renew {
+	if t, ok := f.lookup(app.token); ok && time.Until(t.expires) >= renew {
 		feishuWrite(w, http.StatusOK, map[string]any{"code": 0, "msg": "ok", "tenant_access_token": app.token, "expire": int(time.Until(t.expires).Seconds())})
 		return
 	}
 	tok := "t-g1044" + randomSecret(40)
-	f.tokens[tok] = feishuToken{app: req.AppID, expires: time.Now().Add(f.ttl)}
+	f.issue(tok, req.AppID, 0)
 	app.token = tok
-	feishuWrite(w, http.StatusOK, map[string]any{"code": 0, "msg": "ok", "tenant_access_token": tok, "expire": int(f.ttl.Seconds())})
+	feishuWrite(w, http.StatusOK, map[string]any{"code": 0, "msg": "ok", "tenant_access_token": tok, "expire": int(ttl.Seconds())})
 }
 
 // auth checks the bearer token and returns its app.
@@ -449,14 +351,12 @@ func (f *Feishu) auth(w http.ResponseWriter, r *http.Request) (string, bool) {
 		feishuErr(w, http.StatusBadRequest, 99991661, "Missing access token for authorization. Please make a request with token attached.")
 		return "", false
 	}
-	f.mu.Lock()
-	t, known := f.tokens[tok]
-	f.mu.Unlock()
+	t, known := f.lookup(tok)
 	if !known || !time.Now().Before(t.expires) {
 		feishuErr(w, http.StatusBadRequest, 99991663, "Invalid access token for authorization. Please make a request with token attached.")
 		return "", false
 	}
-	return t.app, true
+	return t.owner, true
 }
 
 func (f *Feishu) upload(w http.ResponseWriter, r *http.Request, body []byte) {

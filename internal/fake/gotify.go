@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -16,9 +15,8 @@ import (
 // whose message is required, priority and extras, and answers the stored
 // message or Gotify's error shape {"error","errorCode","errorDescription"}.
 type Gotify struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	apps     map[string]GotifyApp // by application token
 	clients  map[string]bool
 	nextID   int64
@@ -70,11 +68,7 @@ func (f *Gotify) NewClient() string {
 }
 
 // Messages returns the messages stored so far.
-func (f *Gotify) Messages() []GotifyMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]GotifyMessage(nil), f.messages...)
-}
+func (f *Gotify) Messages() []GotifyMessage { return snapshot(&f.mu, &f.messages) }
 
 // GotifyFault is a Gotify error answer, e.g. GotifyFault(400, "Field
 // 'message' is required").

@@ -8,7 +8,6 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -22,9 +21,8 @@ import (
 // cut at the limit), the JSON body limit of twice the message limit, and
 // ntfy's error shape {"code","http","error","link"}.
 type Ntfy struct {
-	fakeServer
+	simpleServer
 
-	mu          sync.Mutex
 	limit       int
 	attachments bool
 	tokens      map[string]string          // token -> user
@@ -107,11 +105,7 @@ func (f *Ntfy) AddUser(user, password string, topics ...string) string {
 }
 
 // Messages returns the messages published so far.
-func (f *Ntfy) Messages() []NtfyMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]NtfyMessage(nil), f.messages...)
-}
+func (f *Ntfy) Messages() []NtfyMessage { return snapshot(&f.mu, &f.messages) }
 
 // NtfyFault is an ntfy error answer, e.g. NtfyFault(429, 42901, "limit
 // reached: too many requests").

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -15,9 +14,8 @@ import (
 // answer is HTTP 200 with {"code","msg","data"}, data being the 流水号 of
 // an accepted message. The wording of the 999 messages is an assumption.
 type PushPlus struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	tokens   map[string]bool
 	messages []PushPlusMessage
 }
@@ -49,11 +47,7 @@ func (f *PushPlus) NewToken() string {
 }
 
 // Messages returns the messages accepted so far.
-func (f *PushPlus) Messages() []PushPlusMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]PushPlusMessage(nil), f.messages...)
-}
+func (f *PushPlus) Messages() []PushPlusMessage { return snapshot(&f.mu, &f.messages) }
 
 // PushPlusFault is a PushPlus refusal, e.g. PushPlusFault(900, "用户账号使用受限").
 func PushPlusFault(code int, msg string) Fault {

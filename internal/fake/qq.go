@@ -8,11 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -37,16 +35,15 @@ const (
 // in the scene and chat it was uploaded for. Proactive messages need a
 // permission the app lacks by default (40034102), a wake-up message needs
 // the user to have talked to the bot, and native Markdown needs a grant
-// (50056). Switches make it fail with given codes, slow down, block, drop
-// the connection after reading a request, and expire tokens.
+// (50056). Switches make it fail with given codes, slow down (the API,
+// not the token endpoint), block, drop the connection after reading a
+// request, and expire tokens. Its URL is both token_base and api_base.
 type QQ struct {
-	srv    *httptest.Server
+	opQueues[QQFault]
+	tokenBook
 	client *http.Client
 
-	mu            sync.Mutex
 	apps          map[string]*qqApp
-	tokens        map[string]qqToken
-	tokenTTL      time.Duration
 	tokenFetches  int
 	users         map[string]bool
 	groups        map[string]bool
@@ -54,12 +51,6 @@ type QQ struct {
 	files         map[string]QQUpload
 	messages      []QQMessage
 	uploads       []QQUpload
-	faults        []QQFault
-	drops         map[string]int
-	delay         time.Duration
-	gate          chan struct{}
-	requests      map[string]int
-	arrived       chan struct{}
 	nextApp       int64
 	intTimestamps bool
 	fileTTL       int
@@ -70,11 +61,6 @@ type qqApp struct {
 	current   string
 	markdown  bool
 	proactive bool
-}
-
-type qqToken struct {
-	appID   string
-	expires time.Time
 }
 
 // QQMessage is one message the fake accepted.
@@ -121,35 +107,18 @@ type QQFault struct {
 // NewQQ starts a fake QQ server, closed when the test ends.
 func NewQQ(tb testing.TB) *QQ {
 	f := &QQ{
-		client:   &http.Client{Timeout: 10 * time.Second},
-		apps:     make(map[string]*qqApp),
-		tokens:   make(map[string]qqToken),
-		tokenTTL: 7200 * time.Second,
-		users:    make(map[string]bool),
-		groups:   make(map[string]bool),
-		wakeups:  make(map[string]int),
-		files:    make(map[string]QQUpload),
-		drops:    make(map[string]int),
-		requests: make(map[string]int),
-		arrived:  make(chan struct{}, 1024),
-		nextApp:  102000000,
-		fileTTL:  3600,
+		client:    &http.Client{Timeout: 10 * time.Second},
+		apps:      make(map[string]*qqApp),
+		tokenBook: tokenBook{lifespan: 7200 * time.Second},
+		users:     make(map[string]bool),
+		groups:    make(map[string]bool),
+		wakeups:   make(map[string]int),
+		files:     make(map[string]QQUpload),
+		nextApp:   102000000,
+		fileTTL:   3600,
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	if tb != nil {
-		tb.Cleanup(f.Close)
-	}
+	f.serve(tb, "messages", true, f.handle)
 	return f
-}
-
-// URL is the fake's base URL, for both token_base and api_base.
-func (f *QQ) URL() string { return f.srv.URL }
-
-// Close stops the server; blocked requests are released.
-func (f *QQ) Close() {
-	f.Unblock()
-	f.srv.CloseClientConnections()
-	f.srv.Close()
 }
 
 // NewApp registers a bot app (Markdown granted, no proactive permission)
@@ -208,24 +177,6 @@ func (f *QQ) UserTalked(openid string) {
 	f.wakeups[openid]++
 }
 
-// SetTokenTTL sets the lifetime of tokens issued from now on.
-func (f *QQ) SetTokenTTL(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.tokenTTL = d
-}
-
-// ExpireTokens makes every issued token expire now.
-func (f *QQ) ExpireTokens() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	past := time.Now().Add(-time.Second)
-	for k, t := range f.tokens {
-		t.expires = past
-		f.tokens[k] = t
-	}
-}
-
 // SetIntTimestamps makes message answers carry timestamp as an integer
 // (as documented) instead of an RFC 3339 string (as observed).
 func (f *QQ) SetIntTimestamps(on bool) {
@@ -242,71 +193,21 @@ func (f *QQ) TokenFetches() int {
 	return f.tokenFetches
 }
 
-// Requests returns how many requests reached an endpoint: "token",
-// "files" or "messages".
-func (f *QQ) Requests(on string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.requests[on]
-}
-
-// Arrived receives a value each time a messages request arrives.
-func (f *QQ) Arrived() <-chan struct{} { return f.arrived }
-
 // Messages returns the messages accepted so far.
-func (f *QQ) Messages() []QQMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]QQMessage(nil), f.messages...)
-}
+func (f *QQ) Messages() []QQMessage { return snapshot(&f.mu, &f.messages) }
 
 // Uploads returns the uploads accepted so far.
-func (f *QQ) Uploads() []QQUpload {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]QQUpload(nil), f.uploads...)
-}
+func (f *QQ) Uploads() []QQUpload { return snapshot(&f.mu, &f.uploads) }
 
 // Fail makes the next requests to each fault's endpoint answer it, one
 // each, in order.
 func (f *QQ) Fail(faults ...QQFault) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.faults = append(f.faults, faults...)
-}
-
-// DropNext makes the next n requests to an endpoint ("token", "files",
-// "messages") be read whole and then have their connection closed.
-func (f *QQ) DropNext(on string, n int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.drops[on] += n
-}
-
-// SetDelay makes every answer of the API (files and messages, not the
-// token endpoint) wait d.
-func (f *QQ) SetDelay(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.delay = d
-}
-
-// Block makes requests wait, after they are read, until Unblock.
-func (f *QQ) Block() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gate == nil {
-		f.gate = make(chan struct{})
-	}
-}
-
-// Unblock releases blocked requests.
-func (f *QQ) Unblock() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gate != nil {
-		close(f.gate)
-		f.gate = nil
+	for _, q := range faults {
+		on := q.On
+		if on == "" {
+			on = "messages"
+		}
+		f.enqueue(on, 0, q)
 	}
 }
 
@@ -321,42 +222,7 @@ func qqError(w http.ResponseWriter, status, code int, msg string) {
 	qqWrite(w, status, map[string]any{"message": msg, "code": code, "err_code": code, "trace_id": randomSecret(32)})
 }
 
-// take claims the next fault and drop for an endpoint, counts the
-// request, and returns what the handler must do.
-func (f *QQ) take(on string) (fault *QQFault, drop bool, gate chan struct{}, delay time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests[on]++
-	if on == "messages" {
-		select {
-		case f.arrived <- struct{}{}:
-		default:
-		}
-	}
-	if f.drops[on] > 0 {
-		f.drops[on]--
-		drop = true
-	}
-	if !drop {
-		for i, q := range f.faults {
-			where := q.On
-			if where == "" {
-				where = "messages"
-			}
-			if where == on {
-				fault = &q
-				f.faults = append(f.faults[:i:i], f.faults[i+1:]...)
-				break
-			}
-		}
-	}
-	if on != "token" {
-		delay = f.delay
-	}
-	return fault, drop, f.gate, delay
-}
-
-func (f *QQ) serve(w http.ResponseWriter, r *http.Request) {
+func (f *QQ) handle(w http.ResponseWriter, r *http.Request) {
 	var on, scene, target string
 	switch {
 	case r.URL.Path == "/app/getAppAccessToken":
@@ -379,26 +245,18 @@ func (f *QQ) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	fault, drop, gate, delay := f.take(on)
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-r.Context().Done():
-			return
-		}
+	c := f.take(on)
+	if on == "token" {
+		c.delay = 0 // the delay is the API's
 	}
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if drop {
-		hijackClose(w)
+	if !f.wait(r, c.gate, c.delay) {
 		return
 	}
-	if fault != nil {
+	if c.drop {
+		dropConnection(w)
+		return
+	}
+	if fault := c.fault; fault != nil {
 		if fault.HTML {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(fault.Status)
@@ -443,17 +301,6 @@ func (f *QQ) serve(w http.ResponseWriter, r *http.Request) {
 	f.message(w, appID, scene, target, req)
 }
 
-// hijackClose closes the connection of a request without answering.
-func hijackClose(w http.ResponseWriter) {
-	if hj, ok := w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
-}
-
 func (f *QQ) token(w http.ResponseWriter, r *http.Request, body []byte) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var req map[string]any
@@ -479,13 +326,12 @@ func (f *QQ) token(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	now := time.Now()
-	cur, live := f.tokens[app.current]
+	cur, live := f.lookup(app.current)
 	// The same token until its last 60 s, then a new one; the old keeps
 	// working until it expires.
 	if !live || cur.expires.Sub(now) <= 60*time.Second {
 		app.current = randomSecret(40)
-		cur = qqToken{appID: appID, expires: now.Add(f.tokenTTL)}
-		f.tokens[app.current] = cur
+		cur = f.issue(app.current, appID, 0)
 	}
 	f.tokenFetches++
 	left := int(cur.expires.Sub(now).Round(time.Second) / time.Second)
@@ -500,14 +346,12 @@ func (f *QQ) auth(w http.ResponseWriter, r *http.Request) (string, bool) {
 		qqError(w, http.StatusUnauthorized, 11241, "wrong token")
 		return "", false
 	}
-	f.mu.Lock()
-	t, known := f.tokens[tok]
-	f.mu.Unlock()
+	t, known := f.lookup(tok)
 	if !known || !time.Now().Before(t.expires) {
 		qqError(w, http.StatusUnauthorized, 11244, "token not exist or expire")
 		return "", false
 	}
-	return t.appID, true
+	return t.owner, true
 }
 
 func jsonInt(v any) (int, bool) {
@@ -713,15 +557,4 @@ func (f *QQ) record(m QQMessage) string {
 	m.At = time.Now()
 	f.messages = append(f.messages, m)
 	return m.ID
-}
-
-// IssuedTokens returns every access token the fake handed out.
-func (f *QQ) IssuedTokens() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for k := range f.tokens {
-		out = append(out, k)
-	}
-	return out
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -20,9 +19,8 @@ import (
 // "readkey","error":"SUCCESS","errno":0}}. Its non-zero codes other than
 // 40001 for a bad key are assumptions: the service documents none.
 type ServerChan struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	keys     map[string]bool
 	nextID   int64
 	messages []ServerChanMessage
@@ -64,11 +62,7 @@ func (f *ServerChan) NewSendKey3(uid int) string {
 }
 
 // Messages returns the messages accepted so far.
-func (f *ServerChan) Messages() []ServerChanMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]ServerChanMessage(nil), f.messages...)
-}
+func (f *ServerChan) Messages() []ServerChanMessage { return snapshot(&f.mu, &f.messages) }
 
 // ServerChanFault is a ServerChan refusal (HTTP 200 with a non-zero code).
 func ServerChanFault(code int, msg string) Fault {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -25,9 +24,8 @@ import (
 //   - Rocket.Chat (POST /hooks/<id>/<token>): 404 {"success":false} for
 //     an unknown integration or token; answers {"success":true}.
 type Slack struct {
-	fakeServer
+	simpleServer
 
-	mu       sync.Mutex
 	hooks    map[string]*slackHook // by path
 	messages []SlackMessage
 }
@@ -82,11 +80,7 @@ func (f *Slack) Archive(hookURL string) {
 }
 
 // Messages returns the messages posted so far.
-func (f *Slack) Messages() []SlackMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]SlackMessage(nil), f.messages...)
-}
+func (f *Slack) Messages() []SlackMessage { return snapshot(&f.mu, &f.messages) }
 
 // SlackFault is Slack's plain-text error answer, e.g. SlackFault(429,
 // "rate_limited", 1) with a Retry-After of one second.

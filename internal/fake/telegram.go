@@ -8,11 +8,9 @@ import (
 	"math/big"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -29,20 +27,12 @@ import (
 // reading a request, and enforce Telegram's rate limits with 429 and
 // retry_after.
 type Telegram struct {
-	srv *httptest.Server
+	oneQueue[TelegramFault]
 
-	mu        sync.Mutex
 	tokens    map[string]int64
 	chats     map[string]bool
 	nextID    map[string]int64
 	messages  []TelegramMessage
-	faults    []TelegramFault
-	delay     time.Duration
-	drops     int
-	gate      chan struct{} // while non-nil, requests wait for it to close
-	requests  int
-	abandoned int // requests whose client went away while they waited
-	arrived   chan struct{}
 	nextBotID int64
 	chaos     *chaos
 	log       []TelegramRequest
@@ -92,34 +82,25 @@ type TelegramFault struct {
 }
 
 // NewTelegram starts a fake Bot API server, closed when the test ends.
+// Its URL is a bot's api_base.
 func NewTelegram(tb testing.TB) *Telegram {
 	f := &Telegram{
 		tokens:    make(map[string]int64),
 		chats:     make(map[string]bool),
 		nextID:    make(map[string]int64),
-		arrived:   make(chan struct{}, 1024),
 		nextBotID: 7000000000,
 		migrated:  make(map[string]int64),
 		blocked:   make(map[string]bool),
 		chatSends: make(map[string][]time.Time),
 		botSends:  make(map[string][]time.Time),
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	if tb != nil {
-		tb.Cleanup(f.Close)
-	}
+	f.serve(tb, tgSend, false, f.handle)
 	return f
 }
 
-// URL is the fake's base URL, to use as a bot's api_base.
-func (f *Telegram) URL() string { return f.srv.URL }
-
-// Close stops the server; blocked requests are released.
-func (f *Telegram) Close() {
-	f.Unblock()
-	f.srv.CloseClientConnections()
-	f.srv.Close()
-}
+// tgSend is the operation of sendMessage and sendPhoto, which Requests
+// counts; other methods are operations of their own name.
+const tgSend = "send"
 
 // NewBot registers a bot and returns its token.
 func (f *Telegram) NewBot() string {
@@ -181,79 +162,12 @@ func (f *Telegram) Throttled() int {
 }
 
 // Messages returns the messages accepted so far.
-func (f *Telegram) Messages() []TelegramMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]TelegramMessage(nil), f.messages...)
-}
-
-// Requests returns how many send requests arrived, answered or not.
-func (f *Telegram) Requests() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.requests
-}
-
-// Abandoned returns how many requests were dropped unanswered because
-// their client went away while they were blocked or delayed.
-func (f *Telegram) Abandoned() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.abandoned
-}
-
-// Arrived receives a value each time a send request arrives.
-func (f *Telegram) Arrived() <-chan struct{} { return f.arrived }
+func (f *Telegram) Messages() []TelegramMessage { return snapshot(&f.mu, &f.messages) }
 
 // Log returns every send request the fake read, in arrival order, with
 // what it did with it ("answered" covers both accepted messages and the
 // validation errors of the Bot API).
-func (f *Telegram) Log() []TelegramRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]TelegramRequest(nil), f.log...)
-}
-
-// Fail makes the next requests answer the faults, one each, in order.
-func (f *Telegram) Fail(faults ...TelegramFault) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.faults = append(f.faults, faults...)
-}
-
-// SetDelay makes every answer wait d.
-func (f *Telegram) SetDelay(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.delay = d
-}
-
-// DropNext makes the next n requests be read whole and then have their
-// connection closed without an answer.
-func (f *Telegram) DropNext(n int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.drops += n
-}
-
-// Block makes requests wait, after they are read, until Unblock.
-func (f *Telegram) Block() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gate == nil {
-		f.gate = make(chan struct{})
-	}
-}
-
-// Unblock releases blocked requests.
-func (f *Telegram) Unblock() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gate != nil {
-		close(f.gate)
-		f.gate = nil
-	}
-}
+func (f *Telegram) Log() []TelegramRequest { return snapshot(&f.mu, &f.log) }
 
 func randomSecret(n int) string {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
@@ -335,7 +249,7 @@ func tgParams(r *http.Request) (map[string]string, map[string][]byte, error) {
 	return p, files, nil
 }
 
-func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
+func (f *Telegram) handle(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 {
@@ -343,38 +257,25 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	params, files, perr := tgParams(r)
+	op := method
+	if method == "sendMessage" || method == "sendPhoto" {
+		op = tgSend
+	}
 	f.mu.Lock()
 	_, known := f.tokens[token]
-	if method == "sendMessage" || method == "sendPhoto" {
-		f.requests++
-		select {
-		case f.arrived <- struct{}{}:
-		default:
-		}
-	}
-	gate, delay := f.gate, f.delay
-	drop := false
-	if f.drops > 0 {
-		f.drops--
-		drop = true
-	}
-	var fault *TelegramFault
-	if !drop && len(f.faults) > 0 {
-		fault = &f.faults[0]
-		f.faults = f.faults[1:]
-	}
-	if f.chaos != nil && !drop && fault == nil && known {
+	c := f.takeLocked(op)
+	if f.chaos != nil && !c.drop && c.fault == nil && known {
 		var extra time.Duration
-		drop, fault, extra = f.chaos.pick()
-		delay += extra
+		c.drop, c.fault, extra = f.chaos.pick()
+		c.delay += extra
 	}
-	if method == "sendMessage" || method == "sendPhoto" {
+	if op == tgSend {
 		outcome := "answered"
 		switch {
-		case drop:
+		case c.drop:
 			outcome = "dropped"
-		case fault != nil:
-			outcome = strconv.Itoa(fault.Status)
+		case c.fault != nil:
+			outcome = strconv.Itoa(c.fault.Status)
 		}
 		text := params["text"]
 		if method == "sendPhoto" {
@@ -384,41 +285,18 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Unlock()
 
-	abandon := func() {
-		f.mu.Lock()
-		f.abandoned++
-		f.mu.Unlock()
+	if !f.wait(r, c.gate, c.delay) {
+		return
 	}
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-r.Context().Done():
-			abandon()
-			return
-		}
-	}
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			abandon()
-			return
-		}
-	}
-	if drop {
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
-				return
-			}
-		}
-		panic(http.ErrAbortHandler)
+	if c.drop {
+		dropConnection(w)
+		return
 	}
 	if !known {
 		tgError(w, http.StatusUnauthorized, "Unauthorized")
 		return
 	}
-	if fault != nil {
+	if fault := c.fault; fault != nil {
 		a := tgAnswer{OK: false, ErrorCode: fault.Status, Description: fault.Description}
 		if fault.RetryAfter > 0 {
 			a.Parameters = map[string]any{"retry_after": fault.RetryAfter}

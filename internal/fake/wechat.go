@@ -9,10 +9,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"path"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -28,27 +26,21 @@ import (
 // as multipart field "media" with a PNG, JPEG or GIF file. Like the real
 // service it does not decode \u escapes in message JSON: they arrive
 // literally. Every answer is HTTP 200 with {"errcode","errmsg"}. Switches
-// make it fail with given codes, slow down, block, drop the connection
-// after reading a request, expire tokens and cap replies per user.
+// make it fail with given codes, slow down (the upload and send
+// endpoints, not the token endpoints), block, drop the connection after
+// reading a request, expire tokens and cap replies per user. Its URL is
+// api_base (and token_base).
 type WeChat struct {
-	srv *httptest.Server
+	opQueues[WeChatFault]
+	tokenBook
 
-	mu           sync.Mutex
 	apps         map[string]*wxApp
-	tokens       map[string]wxToken
-	tokenTTL     time.Duration
 	tokenFetches int
 	followers    map[string]*wxFollower // appID + "/" + openid
 	replyQuota   int
 	media        map[string]WeChatMedia
 	messages     []WeChatMessage
 	uploads      []WeChatMedia
-	faults       []WeChatFault
-	drops        map[string]int
-	delay        time.Duration
-	gate         chan struct{}
-	requests     map[string]int
-	arrived      chan struct{}
 	nextApp      int
 }
 
@@ -56,11 +48,6 @@ type wxApp struct {
 	secret  string
 	stable  string
 	classic string
-}
-
-type wxToken struct {
-	appID   string
-	expires time.Time
 }
 
 type wxFollower struct {
@@ -110,29 +97,12 @@ type WeChatFault struct {
 func NewWeChat(tb testing.TB) *WeChat {
 	f := &WeChat{
 		apps:      make(map[string]*wxApp),
-		tokens:    make(map[string]wxToken),
-		tokenTTL:  7200 * time.Second,
+		tokenBook: tokenBook{lifespan: 7200 * time.Second},
 		followers: make(map[string]*wxFollower),
 		media:     make(map[string]WeChatMedia),
-		drops:     make(map[string]int),
-		requests:  make(map[string]int),
-		arrived:   make(chan struct{}, 1024),
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	if tb != nil {
-		tb.Cleanup(f.Close)
-	}
+	f.serve(tb, "send", true, f.handle)
 	return f
-}
-
-// URL is the fake's base URL, for api_base (and token_base).
-func (f *WeChat) URL() string { return f.srv.URL }
-
-// Close stops the server; blocked requests are released.
-func (f *WeChat) Close() {
-	f.Unblock()
-	f.srv.CloseClientConnections()
-	f.srv.Close()
 }
 
 // NewApp registers an Official Account and returns its AppID and
@@ -188,24 +158,6 @@ func (f *WeChat) SetReplyQuota(n int) {
 	f.replyQuota = n
 }
 
-// SetTokenTTL sets the lifetime of tokens issued from now on.
-func (f *WeChat) SetTokenTTL(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.tokenTTL = d
-}
-
-// ExpireTokens makes every issued token expire now.
-func (f *WeChat) ExpireTokens() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	past := time.Now().Add(-time.Second)
-	for k, t := range f.tokens {
-		t.expires = past
-		f.tokens[k] = t
-	}
-}
-
 // TokenFetches returns how many tokens the token endpoints handed out.
 func (f *WeChat) TokenFetches() int {
 	f.mu.Lock()
@@ -213,80 +165,20 @@ func (f *WeChat) TokenFetches() int {
 	return f.tokenFetches
 }
 
-// IssuedTokens returns every token handed out.
-func (f *WeChat) IssuedTokens() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for k := range f.tokens {
-		out = append(out, k)
-	}
-	return out
-}
-
-// Requests returns how many requests reached an endpoint: "token",
-// "upload" or "send".
-func (f *WeChat) Requests(on string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.requests[on]
-}
-
-// Arrived receives a value each time a send request arrives.
-func (f *WeChat) Arrived() <-chan struct{} { return f.arrived }
-
 // Messages returns the messages accepted so far.
-func (f *WeChat) Messages() []WeChatMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]WeChatMessage(nil), f.messages...)
-}
+func (f *WeChat) Messages() []WeChatMessage { return snapshot(&f.mu, &f.messages) }
 
 // Uploads returns the media uploads accepted so far.
-func (f *WeChat) Uploads() []WeChatMedia {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]WeChatMedia(nil), f.uploads...)
-}
+func (f *WeChat) Uploads() []WeChatMedia { return snapshot(&f.mu, &f.uploads) }
 
 // Fail makes the next requests to each fault's endpoint answer it.
 func (f *WeChat) Fail(faults ...WeChatFault) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.faults = append(f.faults, faults...)
-}
-
-// DropNext makes the next n requests to an endpoint be read whole and then
-// have their connection closed.
-func (f *WeChat) DropNext(on string, n int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.drops[on] += n
-}
-
-// SetDelay makes every answer of the upload and send endpoints wait d.
-func (f *WeChat) SetDelay(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.delay = d
-}
-
-// Block makes requests wait, after they are read, until Unblock.
-func (f *WeChat) Block() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gate == nil {
-		f.gate = make(chan struct{})
-	}
-}
-
-// Unblock releases blocked requests.
-func (f *WeChat) Unblock() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gate != nil {
-		close(f.gate)
-		f.gate = nil
+	for _, q := range faults {
+		on := q.On
+		if on == "" {
+			on = "send"
+		}
+		f.enqueue(on, q.After, q)
 	}
 }
 
@@ -300,45 +192,7 @@ func wxError(w http.ResponseWriter, code int, msg string) {
 	wxWrite(w, map[string]any{"errcode": code, "errmsg": msg + " rid: " + strings.ToLower(randomSecret(8))})
 }
 
-func (f *WeChat) take(on string) (fault *WeChatFault, drop bool, gate chan struct{}, delay time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests[on]++
-	if on == "send" {
-		select {
-		case f.arrived <- struct{}{}:
-		default:
-		}
-	}
-	if f.drops[on] > 0 {
-		f.drops[on]--
-		drop = true
-	}
-	if !drop {
-		for i, q := range f.faults {
-			where := q.On
-			if where == "" {
-				where = "send"
-			}
-			if where != on {
-				continue
-			}
-			if q.After > 0 {
-				f.faults[i].After--
-				break
-			}
-			fault = &q
-			f.faults = append(f.faults[:i:i], f.faults[i+1:]...)
-			break
-		}
-	}
-	if on != "token" {
-		delay = f.delay
-	}
-	return fault, drop, f.gate, delay
-}
-
-func (f *WeChat) serve(w http.ResponseWriter, r *http.Request) {
+func (f *WeChat) handle(w http.ResponseWriter, r *http.Request) {
 	var on string
 	switch r.URL.Path {
 	case "/cgi-bin/token", "/cgi-bin/stable_token":
@@ -352,26 +206,18 @@ func (f *WeChat) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 12<<20))
-	fault, drop, gate, delay := f.take(on)
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-r.Context().Done():
-			return
-		}
+	c := f.take(on)
+	if on == "token" {
+		c.delay = 0 // the delay is the API's
 	}
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if drop {
-		hijackClose(w)
+	if !f.wait(r, c.gate, c.delay) {
 		return
 	}
-	if fault != nil {
+	if c.drop {
+		dropConnection(w)
+		return
+	}
+	if fault := c.fault; fault != nil {
 		status := fault.Status
 		if status == 0 {
 			status = http.StatusOK
@@ -426,20 +272,11 @@ func (f *WeChat) checkApp(w http.ResponseWriter, grant, appID, secret string, st
 // mint issues a new token for the app and returns it with its lifetime.
 func (f *WeChat) mint(appID string) (string, time.Time) {
 	tok := randomSecret(40)
-	exp := time.Now().Add(f.tokenTTL)
-	f.tokens[tok] = wxToken{appID: appID, expires: exp}
-	return tok, exp
+	return tok, f.issue(tok, appID, 0).expires
 }
 
 // retire lets a replaced token work for five more minutes.
-func (f *WeChat) retire(tok string) {
-	if t, ok := f.tokens[tok]; ok {
-		if grace := time.Now().Add(5 * time.Minute); t.expires.After(grace) {
-			t.expires = grace
-			f.tokens[tok] = t
-		}
-	}
-}
+func (f *WeChat) retire(tok string) { f.shorten(tok, time.Now().Add(5*time.Minute)) }
 
 func (f *WeChat) classicToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
@@ -483,7 +320,7 @@ func (f *WeChat) stableToken(w http.ResponseWriter, r *http.Request, body []byte
 	if app == nil {
 		return
 	}
-	cur, live := f.tokens[app.stable]
+	cur, live := f.lookup(app.stable)
 	force := req.ForceRefresh != nil && *req.ForceRefresh
 	if force || !live || !time.Now().Before(cur.expires) {
 		if force {
@@ -506,9 +343,7 @@ func (f *WeChat) auth(w http.ResponseWriter, r *http.Request) (string, bool) {
 		wxError(w, 41001, "access_token missing")
 		return "", false
 	}
-	f.mu.Lock()
-	t, known := f.tokens[tok]
-	f.mu.Unlock()
+	t, known := f.lookup(tok)
 	switch {
 	case !known:
 		wxError(w, 40001, "invalid credential, access_token is invalid or not latest")
@@ -517,7 +352,7 @@ func (f *WeChat) auth(w http.ResponseWriter, r *http.Request) (string, bool) {
 		wxError(w, 42001, "access_token expired")
 		return "", false
 	}
-	return t.appID, true
+	return t.owner, true
 }
 
 func (f *WeChat) upload(w http.ResponseWriter, r *http.Request, appID string, body []byte) {

@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -31,24 +30,17 @@ import (
 // drop the connection after reading a request (before or after acting on
 // it).
 type WeCom struct {
-	srv *httptest.Server
+	opQueues[WeComFault]
+	tokenBook
 
-	mu         sync.Mutex
 	corps      map[string]*wecomCorp
-	tokens     map[string]wecomToken // access token → its app
 	robots     map[string]bool
 	media      map[string]WeComUpload
 	dups       map[string]wecomDup // duplicate-check key → first delivery
 	messages   []WeComMessage
 	uploads    []WeComUpload
-	faults     map[string][]WeComFault
-	requests   map[string]int
-	fetches    int
 	suppressed int
-	ttl        time.Duration
-	delay      time.Duration
 	seq        int
-	arrived    chan string
 }
 
 type wecomCorp struct {
@@ -57,12 +49,6 @@ type wecomCorp struct {
 	users      map[string]string
 	chats      map[string]bool
 	tokenByApp map[int64]string
-}
-
-type wecomToken struct {
-	corp    string
-	agentID int64
-	expires time.Time
 }
 
 type wecomDup struct {
@@ -151,30 +137,14 @@ type WeComFault struct {
 // NewWeCom starts a fake WeCom server, closed when the test ends.
 func NewWeCom(tb testing.TB) *WeCom {
 	f := &WeCom{
-		corps:    make(map[string]*wecomCorp),
-		tokens:   make(map[string]wecomToken),
-		robots:   make(map[string]bool),
-		media:    make(map[string]WeComUpload),
-		dups:     make(map[string]wecomDup),
-		faults:   make(map[string][]WeComFault),
-		requests: make(map[string]int),
-		ttl:      7200 * time.Second,
-		arrived:  make(chan string, 1024),
+		tokenBook: tokenBook{lifespan: 7200 * time.Second},
+		corps:     make(map[string]*wecomCorp),
+		robots:    make(map[string]bool),
+		media:     make(map[string]WeComUpload),
+		dups:      make(map[string]wecomDup),
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	if tb != nil {
-		tb.Cleanup(f.Close)
-	}
+	f.serve(tb, WeComOpSend, true, f.handle)
 	return f
-}
-
-// URL is the fake's base URL, to use as a bot's api_base.
-func (f *WeCom) URL() string { return f.srv.URL }
-
-// Close stops the server.
-func (f *WeCom) Close() {
-	f.srv.CloseClientConnections()
-	f.srv.Close()
 }
 
 // NewApp registers a corp with one application and returns it.
@@ -225,77 +195,19 @@ func (f *WeCom) AddChat(corpID, chatID string) {
 	f.corps[corpID].chats[chatID] = true
 }
 
-// SetTokenTTL sets the lifetime of tokens issued from now on.
-func (f *WeCom) SetTokenTTL(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ttl = d
-}
-
-// ExpireTokens makes every token issued so far expire now.
-func (f *WeCom) ExpireTokens() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for k, t := range f.tokens {
-		t.expires = time.Now().Add(-time.Second)
-		f.tokens[k] = t
-	}
-}
-
 // TokenFetches returns how many tokens were asked for (answered or not).
 func (f *WeCom) TokenFetches() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.fetches
-}
-
-// IssuedTokens returns every access token the fake has issued (to check
-// that none leaks into an error).
-func (f *WeCom) IssuedTokens() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]string, 0, len(f.tokens))
-	for t := range f.tokens {
-		out = append(out, t)
-	}
-	return out
+	return f.requestsTo(WeComOpToken)
 }
 
 // Fail makes the next requests of op answer the faults, one each.
-func (f *WeCom) Fail(op string, faults ...WeComFault) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.faults[op] = append(f.faults[op], faults...)
-}
-
-// SetDelay makes every answer wait d.
-func (f *WeCom) SetDelay(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.delay = d
-}
+func (f *WeCom) Fail(op string, faults ...WeComFault) { f.enqueue(op, 0, faults...) }
 
 // Messages returns the messages delivered so far.
-func (f *WeCom) Messages() []WeComMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]WeComMessage(nil), f.messages...)
-}
+func (f *WeCom) Messages() []WeComMessage { return snapshot(&f.mu, &f.messages) }
 
 // Uploads returns the media uploaded so far.
-func (f *WeCom) Uploads() []WeComUpload {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]WeComUpload(nil), f.uploads...)
-}
-
-// Requests returns how many requests of op arrived (token fetches
-// included under WeComOpToken).
-func (f *WeCom) Requests(op string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.requests[op]
-}
+func (f *WeCom) Uploads() []WeComUpload { return snapshot(&f.mu, &f.uploads) }
 
 // Suppressed returns how many sends the duplicate check swallowed.
 func (f *WeCom) Suppressed() int {
@@ -303,9 +215,6 @@ func (f *WeCom) Suppressed() int {
 	defer f.mu.Unlock()
 	return f.suppressed
 }
-
-// Arrived receives the operation of each request as it arrives.
-func (f *WeCom) Arrived() <-chan string { return f.arrived }
 
 func wecomWrite(w http.ResponseWriter, v map[string]any) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
@@ -332,7 +241,7 @@ func wecomOp(path string) string {
 	return ""
 }
 
-func (f *WeCom) serve(w http.ResponseWriter, r *http.Request) {
+func (f *WeCom) handle(w http.ResponseWriter, r *http.Request) {
 	op := wecomOp(r.URL.Path)
 	if op == "" {
 		http.NotFound(w, r)
@@ -343,31 +252,17 @@ func (f *WeCom) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	f.mu.Lock()
-	f.requests[op]++
-	if op == WeComOpToken {
-		f.fetches++
-	}
-	var fault *WeComFault
-	if q := f.faults[op]; len(q) > 0 {
-		fault = &q[0]
-		f.faults[op] = q[1:]
-	}
-	delay := f.delay
-	f.mu.Unlock()
-	select {
-	case f.arrived <- op:
-	default:
-	}
+	c := f.take(op)
+	fault, delay := c.fault, c.delay
 	if fault != nil && fault.Delay > 0 {
 		delay = fault.Delay
 	}
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
+	if !f.wait(r, c.gate, delay) {
+		return
+	}
+	if c.drop {
+		dropConnection(w)
+		return
 	}
 	if fault != nil && !fault.Process {
 		switch {
@@ -409,17 +304,6 @@ func (f *WeCom) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// dropConnection closes the client's connection without an answer.
-func dropConnection(w http.ResponseWriter) {
-	if hj, ok := w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
-}
-
 func (f *WeCom) getToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		wecomErr(w, 43001, "require GET method")
@@ -454,23 +338,21 @@ func (f *WeCom) getToken(w http.ResponseWriter, r *http.Request) {
 	}
 	// Within its validity the same token is returned, with the time left.
 	if tok := corp.tokenByApp[agentID]; tok != "" {
-		if t := f.tokens[tok]; time.Now().Before(t.expires) {
+		if t, _ := f.lookup(tok); time.Now().Before(t.expires) {
 			wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "access_token": tok, "expires_in": int(time.Until(t.expires).Seconds())})
 			return
 		}
 	}
 	tok := randomSecret(64)
-	f.tokens[tok] = wecomToken{corp: corpID, agentID: agentID, expires: time.Now().Add(f.ttl)}
+	f.issue(tok, corpID, agentID)
 	corp.tokenByApp[agentID] = tok
-	wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "access_token": tok, "expires_in": int(f.ttl.Seconds())})
+	wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "access_token": tok, "expires_in": int(f.ttl().Seconds())})
 }
 
 // auth checks ?access_token= and returns its app.
-func (f *WeCom) auth(w http.ResponseWriter, r *http.Request) (wecomToken, bool) {
+func (f *WeCom) auth(w http.ResponseWriter, r *http.Request) (issuedToken, bool) {
 	tok := r.URL.Query().Get("access_token")
-	f.mu.Lock()
-	t, ok := f.tokens[tok]
-	f.mu.Unlock()
+	t, ok := f.lookup(tok)
 	switch {
 	case tok == "":
 		wecomErr(w, 41001, "access_token missing")
@@ -518,7 +400,7 @@ func (f *WeCom) upload(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		data, _ := io.ReadAll(part)
 		_, dp, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
-		up = &WeComUpload{CorpID: app.corp, Filename: part.FileName(), FileLength: dp["filelength"],
+		up = &WeComUpload{CorpID: app.owner, Filename: part.FileName(), FileLength: dp["filelength"],
 			ContentType: part.Header.Get("Content-Type"), Data: data}
 	}
 	switch {
@@ -681,9 +563,9 @@ func (f *WeCom) appSend(w http.ResponseWriter, r *http.Request, body []byte, fau
 		wecomErr(w, 40056, "invalid agentid")
 		return
 	}
-	m := WeComMessage{Via: "app", CorpID: app.corp, AgentID: agentID, ToUser: b.ToUser,
+	m := WeComMessage{Via: "app", CorpID: app.owner, AgentID: agentID, ToUser: b.ToUser,
 		DuplicateCheck: b.EnableDuplicateCheck, DuplicateInterval: b.DuplicateCheckInterval}
-	if !f.content(w, b, &m, app.corp, 2048, 0) {
+	if !f.content(w, b, &m, app.owner, 2048, 0) {
 		return
 	}
 	if b.ToUser == "" && b.ToParty == "" && b.ToTag == "" {
@@ -696,7 +578,7 @@ func (f *WeCom) appSend(w http.ResponseWriter, r *http.Request, body []byte, fau
 	}
 	var valid, invalid, unlicensed []string
 	f.mu.Lock()
-	corp := f.corps[app.corp]
+	corp := f.corps[app.owner]
 	for _, u := range strings.Split(b.ToUser, "|") {
 		switch corp.users[strings.ToLower(u)] {
 		case WeComActive:
@@ -725,7 +607,7 @@ func (f *WeCom) appSend(w http.ResponseWriter, r *http.Request, body []byte, fau
 			interval = 1800
 		}
 		sum := md5.Sum(body)
-		key := app.corp + ":" + hex.EncodeToString(sum[:])
+		key := app.owner + ":" + hex.EncodeToString(sum[:])
 		f.mu.Lock()
 		d, seen := f.dups[key]
 		if seen && time.Since(d.at) < time.Duration(interval)*time.Second {
@@ -760,19 +642,19 @@ func (f *WeCom) appchatSend(w http.ResponseWriter, r *http.Request, body []byte)
 	if !ok {
 		return
 	}
-	m := WeComMessage{Via: "appchat", CorpID: app.corp, ChatID: b.ChatID}
+	m := WeComMessage{Via: "appchat", CorpID: app.owner, ChatID: b.ChatID}
 	if b.ChatID == "" {
 		wecomErr(w, 40050, "chatid missing")
 		return
 	}
 	f.mu.Lock()
-	known := f.corps[app.corp].chats[b.ChatID]
+	known := f.corps[app.owner].chats[b.ChatID]
 	f.mu.Unlock()
 	if !known {
 		wecomErr(w, 86003, "chatid not exist")
 		return
 	}
-	if !f.content(w, b, &m, app.corp, 2048, 0) {
+	if !f.content(w, b, &m, app.owner, 2048, 0) {
 		return
 	}
 	f.deliver(m)

@@ -3,6 +3,8 @@ package testkit
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -46,18 +48,83 @@ func (h *Herald) SendNoTarget(accountID, botID int64, m push.Message) push.Job {
 // Settled waits until a job is neither queued nor running and returns it.
 func (h *Herald) Settled(id string, timeout time.Duration) push.Job {
 	h.T.Helper()
+	return settled(h.T, h.Engine, id, timeout)
+}
+
+// settled polls a job until it is neither queued nor running, failing tb
+// after timeout.
+func settled(tb testing.TB, e *push.Engine, id string, timeout time.Duration) push.Job {
+	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		j, err := h.Engine.JobByID(context.Background(), id)
+		j, err := e.JobByID(context.Background(), id)
 		if err != nil {
-			h.T.Fatalf("testkit: job %s: %v", id, err)
+			tb.Fatalf("testkit: job %s: %v", id, err)
 		}
 		if !j.State.Pending() {
 			return j
 		}
 		if time.Now().After(deadline) {
-			h.T.Fatalf("testkit: job %s is still %s after %s", id, j.State, timeout)
+			tb.Fatalf("testkit: job %s is still %s after %s", id, j.State, timeout)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// SendCheck is what a send of "hello" through a bot of a platform without
+// targets must come to.
+type SendCheck struct {
+	State  push.State
+	ErrHas []string // texts the job's error contains
+	// Secrets are texts the job's error must not show (credentials).
+	Secrets []string
+	// Requests counts the requests the fake platform got; it must be
+	// WantRequests once a wrong resend would have arrived.
+	Requests     func() int
+	WantRequests int
+}
+
+// CheckSend sends "hello" through the bot, waits (5 s at most) for the
+// job to settle and checks it against c.
+func (h *Herald) CheckSend(t *testing.T, accountID, botID int64, c SendCheck) push.Job {
+	t.Helper()
+	res, err := h.Engine.Send(context.Background(), push.SendRequest{AccountID: accountID, BotID: botID, Message: push.Message{Content: "hello"}})
+	if err != nil {
+		t.Fatalf("send through bot %d: %v", botID, err)
+	}
+	j := settled(t, h.Engine, res.Jobs[0].ID, 5*time.Second)
+	if j.State != c.State {
+		t.Fatalf("job %s %q, want %s", j.State, j.Error, c.State)
+	}
+	for _, s := range c.ErrHas {
+		if !strings.Contains(j.Error, s) {
+			t.Errorf("the job's error %q lacks %q", j.Error, s)
+		}
+	}
+	for _, s := range c.Secrets {
+		if s != "" && strings.Contains(j.Error, s) {
+			t.Errorf("the job's error %q shows the secret %q", j.Error, s)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // a wrong resend would arrive now
+	if got := c.Requests(); got != c.WantRequests {
+		t.Errorf("the platform got %d requests, want %d", got, c.WantRequests)
+	}
+	return j
+}
+
+// CheckConfig gives cfg to the platform's ValidateConfig: with field ""
+// it must pass, otherwise fail as invalid_config naming field; the error
+// must not show secret (when not "").
+func CheckConfig(t *testing.T, p push.Platform, cfg, field, secret string) {
+	t.Helper()
+	err := p.ValidateConfig(json.RawMessage(cfg))
+	switch {
+	case field == "" && err != nil:
+		t.Errorf("%s: %v", cfg, err)
+	case field != "" && (err == nil || !strings.Contains(err.Error(), field) || push.ReasonOf(err) != "invalid_config"):
+		t.Errorf("%s: %v; want invalid_config naming %q", cfg, err, field)
+	case secret != "" && err != nil && strings.Contains(err.Error(), secret):
+		t.Errorf("%s: error %q shows the secret", cfg, err)
 	}
 }

@@ -51,6 +51,8 @@ const configShape = `{"device_key": "<device key from the Bark app>", "server": 
 // Provider is the Bark push.Platform. Bark publishes no rate limit, so it
 // does not pace sends.
 type Provider struct {
+	shared.NoTargets
+
 	client *httpcall.Client
 	keyRe  *regexp.Regexp
 }
@@ -62,15 +64,9 @@ var (
 
 // New returns the Bark provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
-	return &Provider{client: d.Client, keyRe: regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)}
+	d = d.WithDefaults()
+	return &Provider{NoTargets: shared.NoTargets{Bots: "bark", Destination: "the bot's device"}, client: d.Client, keyRe: regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)}
 }
-
-// Info implements push.Platform: a Bark bot is one device, with no
-// targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -92,12 +88,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "bark bots have no targets: the bot's device is the destination")
 }
 
 // ValidateMessage implements push.Platform. The payload limit depends on
@@ -200,15 +190,10 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{}, nil
 	}
 	if jerr != nil || ans.Message == "" {
-		switch {
-		case resp.Status == http.StatusTooManyRequests:
-			return push.Receipt{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: httpcall.RetryAfter(resp.Header)}
-		case resp.Status >= 500:
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
-		case resp.Status == http.StatusTeapot:
+		if resp.Status == http.StatusTeapot {
 			return push.Receipt{}, push.DefinitiveError("418", "the Bark server requires basic authentication, which Herald does not send: allow the request or use a server without it")
 		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "bark answered HTTP %d with a body that is not Bark's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "bark", "Bark")
 	}
 	ans.Message = botconfig.Redact(ans.Message, c.DeviceKey)
 	return push.Receipt{}, classify(resp, ans)

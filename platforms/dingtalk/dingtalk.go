@@ -72,6 +72,8 @@ const configShape = `{"access_token": "<access_token of the robot's webhook>", "
 
 // Provider is the DingTalk custom robot push.Platform.
 type Provider struct {
+	shared.NoTargets
+
 	client   *httpcall.Client
 	pacer    *pacing.Pacer
 	now      func() time.Time
@@ -88,21 +90,16 @@ var (
 // New returns the DingTalk provider. Signatures carry the real time, which
 // DingTalk compares with its own clock.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{
-		client:   d.Client,
-		pacer:    d.Pacer,
-		now:      time.Now,
-		tokenRe:  regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`),
-		secretRe: regexp.MustCompile(`^SEC[A-Za-z0-9]{16,128}$`),
+		NoTargets: shared.NoTargets{Bots: "dingtalk", Destination: "the robot's group"},
+		client:    d.Client,
+		pacer:     d.Pacer,
+		now:       time.Now,
+		tokenRe:   regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`),
+		secretRe:  regexp.MustCompile(`^SEC[A-Za-z0-9]{16,128}$`),
 	}
 }
-
-// Info implements push.Platform: a DingTalk bot is one robot in one group,
-// with no targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -131,12 +128,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "dingtalk bots have no targets: the robot's group is the destination")
 }
 
 // ValidateMessage implements push.Platform: the text must fit DingTalk's
@@ -255,18 +246,10 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	var ans answer
 	jerr := json.Unmarshal(resp.Body, &ans)
 	if jerr != nil || ans.ErrCode == nil {
-		switch {
-		case resp.Status >= 200 && resp.Status < 300:
-			if jerr == nil {
-				jerr = fmt.Errorf("no errcode in the answer")
-			}
-			return push.Receipt{}, httpcall.Unreadable(resp, jerr)
-		case resp.Status == http.StatusTooManyRequests:
-			return push.Receipt{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: httpcall.RetryAfter(resp.Header)}
-		case resp.Status >= 500:
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
+		if jerr == nil {
+			jerr = fmt.Errorf("no errcode in the answer")
 		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "dingtalk answered HTTP %d with a body that is not DingTalk's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "dingtalk", "DingTalk")
 	}
 	if *ans.ErrCode == 0 {
 		return push.Receipt{}, nil // DingTalk gives no message id

@@ -147,22 +147,7 @@ func TestErrorClasses(t *testing.T) {
 			if tt.prepare != nil {
 				tt.prepare(f)
 			}
-			j := h.Settled(h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"}).ID, 5*time.Second)
-			if j.State != tt.state {
-				t.Fatalf("job %s %q, want %s", j.State, j.Error, tt.state)
-			}
-			for _, s := range tt.errHas {
-				if !strings.Contains(j.Error, s) {
-					t.Errorf("job error %q lacks %q", j.Error, s)
-				}
-			}
-			if strings.Contains(j.Error, token) {
-				t.Errorf("the job's error %q shows the access token", j.Error)
-			}
-			time.Sleep(50 * time.Millisecond)
-			if got := f.Requests(); got != tt.requests {
-				t.Errorf("dingtalk got %d requests, want %d", got, tt.requests)
-			}
+			h.CheckSend(t, acct.ID, bot.ID, testkit.SendCheck{State: tt.state, ErrHas: tt.errHas, Secrets: []string{token}, Requests: f.Requests, WantRequests: tt.requests})
 		})
 	}
 }
@@ -238,15 +223,7 @@ func TestValidateConfig(t *testing.T) {
 		{`{"token":"` + tok + `"}`, `unknown field "token"`, tok},
 	}
 	for _, tt := range tests {
-		err := p.ValidateConfig(json.RawMessage(tt.cfg))
-		switch {
-		case tt.field == "" && err != nil:
-			t.Errorf("%s: %v", tt.cfg, err)
-		case tt.field != "" && (err == nil || !strings.Contains(err.Error(), tt.field) || push.ReasonOf(err) != "invalid_config"):
-			t.Errorf("%s: %v; want invalid_config naming %q", tt.cfg, err, tt.field)
-		case tt.secret != "" && err != nil && strings.Contains(err.Error(), tt.secret):
-			t.Errorf("%s: error %q shows the secret", tt.cfg, err)
-		}
+		testkit.CheckConfig(t, p, tt.cfg, tt.field, tt.secret)
 	}
 	if p.Info().Targets {
 		t.Error("dingtalk says it has targets")

@@ -102,15 +102,7 @@ var (
 
 // New returns the Feishu/Lark provider built on the shared dependencies.
 func New(d shared.Deps, opts Options) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
-	if d.Tokens == nil {
-		d.Tokens = tokencache.New(tokencache.Options{})
-	}
-	if d.Images == nil {
-		d.Images = imagefetch.New(imagefetch.Options{UserAgent: httpcall.UserAgent})
-	}
+	d = d.WithDefaults()
 	if opts.ResendPause <= 0 {
 		opts.ResendPause = 200 * time.Millisecond
 	}

@@ -33,7 +33,7 @@ type delivered struct {
 func summarize(m fake.FeishuMessage) delivered {
 	d := delivered{IDType: m.ReceiveIDType, To: m.ReceiveID, MsgType: m.MsgType, Text: m.Text, Markdown: m.Markdown}
 	if m.Image != nil {
-		d.ImageSHA = sha(m.Image)
+		d.ImageSHA = fake.SHA256(m.Image)
 	}
 	return d
 }
@@ -46,10 +46,10 @@ func TestMessages(t *testing.T) {
 	e.fs.AddUser("user_id", "4d7a3c6g")
 	e.fs.AddUser("email", "zhang@example.com")
 	e.fs.AddChat(chatID, true)
-	bot := e.bot(t, app.Config(e.fs), nil)
-	user := e.target(t, bot, push.TargetUser, openID)
-	group := e.target(t, bot, push.TargetGroup, chatID)
-	pngSHA := sha(e.img.Data("/chart.png"))
+	bot := e.Bot(t, app.Config(e.fs), nil)
+	user := e.Target(t, bot, push.TargetUser, openID)
+	group := e.Target(t, bot, push.TargetGroup, chatID)
+	pngSHA := fake.SHA256(e.Images.Data("/chart.png"))
 
 	cases := []struct {
 		name   string
@@ -61,29 +61,29 @@ func TestMessages(t *testing.T) {
 			delivered{IDType: "open_id", To: openID, MsgType: "text", Text: "build 42 passed ✅"}},
 		{"markdown to a user is a card", user, markdown("**bold** and ![chart](https://e.com/c.png)"),
 			delivered{IDType: "open_id", To: openID, MsgType: "interactive", Markdown: "**bold** and [chart](https://e.com/c.png)"}},
-		{"image to a user", user, image(e.img.URL("/chart.png"), ""),
+		{"image to a user", user, image(e.Images.URL("/chart.png"), ""),
 			delivered{IDType: "open_id", To: openID, MsgType: "image", ImageSHA: pngSHA}},
-		{"captioned image to a user is a post", user, image(e.img.URL("/photo.jpg"), "今天的照片"),
-			delivered{IDType: "open_id", To: openID, MsgType: "post", Text: "今天的照片", ImageSHA: sha(e.img.Data("/photo.jpg"))}},
+		{"captioned image to a user is a post", user, image(e.Images.URL("/photo.jpg"), "今天的照片"),
+			delivered{IDType: "open_id", To: openID, MsgType: "post", Text: "今天的照片", ImageSHA: fake.SHA256(e.Images.Data("/photo.jpg"))}},
 		{"text to a group", group, text("hello chat"),
 			delivered{IDType: "chat_id", To: chatID, MsgType: "text", Text: "hello chat"}},
 		{"markdown to a group", group, markdown("# Title\n- a\n- b"),
 			delivered{IDType: "chat_id", To: chatID, MsgType: "interactive", Markdown: "# Title\n- a\n- b"}},
-		{"image to a group", group, image(e.img.URL("/chart.png"), ""),
+		{"image to a group", group, image(e.Images.URL("/chart.png"), ""),
 			delivered{IDType: "chat_id", To: chatID, MsgType: "image", ImageSHA: pngSHA}},
-		{"union_id target", e.target(t, bot, push.TargetUser, unionID), text("u"),
+		{"union_id target", e.Target(t, bot, push.TargetUser, unionID), text("u"),
 			delivered{IDType: "union_id", To: unionID, MsgType: "text", Text: "u"}},
-		{"typed user_id target", e.target(t, bot, push.TargetUser, "user_id:4d7a3c6g"), text("u"),
+		{"typed user_id target", e.Target(t, bot, push.TargetUser, "user_id:4d7a3c6g"), text("u"),
 			delivered{IDType: "user_id", To: "4d7a3c6g", MsgType: "text", Text: "u"}},
-		{"typed email target", e.target(t, bot, push.TargetUser, "email:zhang@example.com"), text("u"),
+		{"typed email target", e.Target(t, bot, push.TargetUser, "email:zhang@example.com"), text("u"),
 			delivered{IDType: "email", To: "zhang@example.com", MsgType: "text", Text: "u"}},
-		{"typed chat_id target", e.target(t, bot, push.TargetGroup, "chat_id:"+chatID), text("g"),
+		{"typed chat_id target", e.Target(t, bot, push.TargetGroup, "chat_id:"+chatID), text("g"),
 			delivered{IDType: "chat_id", To: chatID, MsgType: "text", Text: "g"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(e.fs.Messages())
-			j := e.send(t, bot, c.target, c.msg)
+			j := e.Send(t, bot, c.target, c.msg)
 			if j.State != push.Succeeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
@@ -108,8 +108,8 @@ func TestMessages(t *testing.T) {
 			t.Errorf("upload %+v", u)
 		}
 	}
-	if ups := e.fs.Uploads(); len(ups) != 3 || sha(ups[0].Data) != pngSHA {
-		t.Fatalf("%d uploads; first matches the served image: %v", len(ups), len(ups) > 0 && sha(ups[0].Data) == pngSHA)
+	if ups := e.fs.Uploads(); len(ups) != 3 || fake.SHA256(ups[0].Data) != pngSHA {
+		t.Fatalf("%d uploads; first matches the served image: %v", len(ups), len(ups) > 0 && fake.SHA256(ups[0].Data) == pngSHA)
 	}
 	// The card is schema 2.0 with one markdown element.
 	var card struct {
@@ -143,7 +143,7 @@ func TestConfigAndTargetValidation(t *testing.T) {
 	}
 	for _, c := range configs {
 		t.Run("config "+c.name, func(t *testing.T) {
-			_, err := e.h.Engine.CreateBot(ctx, push.Bot{AccountID: e.acct.ID, Platform: "feishu", Name: "b", Config: json.RawMessage(c.cfg)})
+			_, err := e.H.Engine.CreateBot(ctx, push.Bot{AccountID: e.Account.ID, Platform: "feishu", Name: "b", Config: json.RawMessage(c.cfg)})
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("valid config refused: %v", err)
@@ -158,7 +158,7 @@ func TestConfigAndTargetValidation(t *testing.T) {
 			}
 		})
 	}
-	bot := e.bot(t, e.fs.NewApp().Config(e.fs), nil)
+	bot := e.Bot(t, e.fs.NewApp().Config(e.fs), nil)
 	targets := []struct {
 		name string
 		tt   push.TargetType
@@ -182,7 +182,7 @@ func TestConfigAndTargetValidation(t *testing.T) {
 	}
 	for _, c := range targets {
 		t.Run("target "+c.name, func(t *testing.T) {
-			_, err := e.h.Engine.BindTarget(ctx, push.Target{BotID: bot.ID, Type: c.tt, Address: c.addr})
+			_, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: bot.ID, Type: c.tt, Address: c.addr})
 			if c.ok != (err == nil) {
 				t.Fatalf("bind %s %q = %v, want ok=%v", c.tt, c.addr, err, c.ok)
 			}
@@ -197,8 +197,8 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 	e := newEnv(t)
 	app := e.fs.NewApp()
 	e.fs.AddUser("open_id", openID)
-	bot := e.bot(t, app.Config(e.fs), nil)
-	user := e.target(t, bot, push.TargetUser, openID)
+	bot := e.Bot(t, app.Config(e.fs), nil)
+	user := e.Target(t, bot, push.TargetUser, openID)
 
 	steps := []struct {
 		name        string
@@ -212,9 +212,9 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		{"token refused as invalid", func() {
 			e.fs.Fail(fake.FeishuOpSend, fake.FeishuFault{Code: 99991663, Msg: "Invalid access token for authorization."})
 		}, 3, 2},
-		{"refreshed early, before it expires", func() { e.h.Clock.Advance(7200*time.Second - 2*time.Minute) }, 4, 1},
+		{"refreshed early, before it expires", func() { e.H.Clock.Advance(7200*time.Second - 2*time.Minute) }, 4, 1},
 		{"token endpoint rate-limited, retried", func() {
-			e.h.Clock.Advance(3 * time.Hour)
+			e.H.Clock.Advance(3 * time.Hour)
 			e.fs.Fail(fake.FeishuOpToken, fake.FeishuFault{Status: 429, Code: 99991400, Msg: "request trigger frequency limit", RetryAfter: 1})
 		}, 6, 1},
 	}
@@ -222,7 +222,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			s.before()
 			sends, got := e.fs.Requests(fake.FeishuOpSend), len(e.fs.Messages())
-			j := e.send(t, bot, user, text(s.name))
+			j := e.Send(t, bot, user, text(s.name))
 			if j.State != push.Succeeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
@@ -240,8 +240,8 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 	t.Run("wrong secret fails without echoing it", func(t *testing.T) {
 		bad := app
 		bad.AppSecret = "WrongSecret0123456789abcdefghijk"
-		b := e.bot(t, bad.Config(e.fs), nil)
-		j := e.send(t, b, e.target(t, b, push.TargetUser, openID), text("x"))
+		b := e.Bot(t, bad.Config(e.fs), nil)
+		j := e.Send(t, b, e.Target(t, b, push.TargetUser, openID), text("x"))
 		if j.State != push.Failed || !strings.Contains(j.Error, "(code 10014)") || !strings.Contains(j.Error, "app secret invalid") {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
@@ -251,15 +251,15 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 	})
 	t.Run("concurrent first sends share one fetch", func(t *testing.T) {
 		app2 := e.fs.NewApp()
-		b := e.bot(t, app2.Config(e.fs), nil)
+		b := e.Bot(t, app2.Config(e.fs), nil)
 		var ids []int64
 		for _, u := range []string{"a1", "a2", "a3", "a4", "a5", "a6"} {
 			e.fs.AddUser("user_id", u)
-			ids = append(ids, e.target(t, b, push.TargetUser, "user_id:"+u).ID)
+			ids = append(ids, e.Target(t, b, push.TargetUser, "user_id:"+u).ID)
 		}
 		before := e.fs.TokenFetches()
 		e.fs.Fail(fake.FeishuOpToken, fake.FeishuFault{Delay: 200 * time.Millisecond})
-		res, err := e.h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.acct.ID, BotID: b.ID, TargetIDs: ids, Message: text("all")})
+		res, err := e.H.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.Account.ID, BotID: b.ID, TargetIDs: ids, Message: text("all")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,12 +286,12 @@ func TestErrorClasses(t *testing.T) {
 	e.fs.AddChat(chatID, true)
 	const outside = "oc_00000000000000000000000000000000"
 	e.fs.AddChat(outside, false)
-	bot := e.bot(t, app.Config(e.fs), nil)
-	user := e.target(t, bot, push.TargetUser, openID)
-	stranger := e.target(t, bot, push.TargetUser, "ou_ffffffffffffffffffffffffffffffff")
-	unknownChat := e.target(t, bot, push.TargetGroup, "oc_11111111111111111111111111111111")
-	notMember := e.target(t, bot, push.TargetGroup, outside)
-	e.img.Add("/blob", []byte("not an image at all"), "application/octet-stream")
+	bot := e.Bot(t, app.Config(e.fs), nil)
+	user := e.Target(t, bot, push.TargetUser, openID)
+	stranger := e.Target(t, bot, push.TargetUser, "ou_ffffffffffffffffffffffffffffffff")
+	unknownChat := e.Target(t, bot, push.TargetGroup, "oc_11111111111111111111111111111111")
+	notMember := e.Target(t, bot, push.TargetGroup, outside)
+	e.Images.Add("/blob", []byte("not an image at all"), "application/octet-stream")
 	gateway := fake.FeishuFault{Status: 502, Body: "<html><body>502 Bad Gateway</body></html>"}
 
 	cases := []struct {
@@ -341,13 +341,13 @@ func TestErrorClasses(t *testing.T) {
 			faults:    map[string][]fake.FeishuFault{"send": {{Status: 200, Body: "oops"}, {Status: 200, Body: "oops"}}},
 			errHas:    []string{"could not be read"},
 			delivered: 0, sends: 2},
-		{name: "upload dropped is retried: no message was sent", target: user, msg: image(e.img.URL("/chart.png"), ""), state: push.Succeeded,
+		{name: "upload dropped is retried: no message was sent", target: user, msg: image(e.Images.URL("/chart.png"), ""), state: push.Succeeded,
 			faults:    map[string][]fake.FeishuFault{"upload": {{Drop: true, Process: true}}},
 			delivered: 1, sends: 1, uploads: 2},
-		{name: "upload refused", target: user, msg: image(e.img.URL("/chart.png"), ""), state: push.Failed,
+		{name: "upload refused", target: user, msg: image(e.Images.URL("/chart.png"), ""), state: push.Failed,
 			faults: map[string][]fake.FeishuFault{"upload": {{Code: 234006, Msg: "The image size exceeds the limit."}}},
 			errHas: []string{"(code 234006)"}, uploads: 1},
-		{name: "not an image", target: user, msg: image(e.img.URL("/blob"), ""), state: push.Failed,
+		{name: "not an image", target: user, msg: image(e.Images.URL("/blob"), ""), state: push.Failed,
 			errHas: []string{"did not return an image"}},
 	}
 	for _, c := range cases {
@@ -357,7 +357,7 @@ func TestErrorClasses(t *testing.T) {
 			}
 			sends, got, dedup, ups := e.fs.Requests(fake.FeishuOpSend), len(e.fs.Messages()), e.fs.Deduplicated(), e.fs.Requests(fake.FeishuOpUpload)
 			start := time.Now()
-			j := e.send(t, bot, c.target, c.msg)
+			j := e.Send(t, bot, c.target, c.msg)
 			if j.State != c.state {
 				t.Fatalf("job %s (%s), want %s", j.State, j.Error, c.state)
 			}
@@ -395,21 +395,21 @@ func TestTimeoutResend(t *testing.T) {
 	e := newEnv(t, testkit.WithLimits(push.Limits{AttemptTimeout: 1500 * time.Millisecond}))
 	app := e.fs.NewApp()
 	e.fs.AddUser("open_id", openID)
-	bot := e.bot(t, app.Config(e.fs), nil)
-	user := e.target(t, bot, push.TargetUser, openID)
-	e.send(t, bot, user, text("warm the token cache"))
+	bot := e.Bot(t, app.Config(e.fs), nil)
+	user := e.Target(t, bot, push.TargetUser, openID)
+	e.Send(t, bot, user, text("warm the token cache"))
 
 	// Delivered, but the answer comes after 1.2 s: too late for the first
 	// 1 s; the re-send is answered at once with the same message.
 	e.fs.Fail(fake.FeishuOpSend, fake.FeishuFault{Process: true, Delay: 1200 * time.Millisecond})
-	j := e.send(t, bot, user, text("slow"))
+	j := e.Send(t, bot, user, text("slow"))
 	msgs := e.fs.Messages()
 	if j.State != push.Succeeded || len(msgs) != 2 || j.PlatformIndex != msgs[1].MessageID || e.fs.Deduplicated() != 1 {
 		t.Fatalf("job %s %q (%s); %d delivered, %d deduplicated", j.State, j.PlatformIndex, j.Error, len(msgs), e.fs.Deduplicated())
 	}
 	// Both slow: uncertain.
 	e.fs.Fail(fake.FeishuOpSend, fake.FeishuFault{Process: true, Delay: 3 * time.Second}, fake.FeishuFault{Delay: 3 * time.Second})
-	j = e.send(t, bot, user, text("slower"))
+	j = e.Send(t, bot, user, text("slower"))
 	if j.State != push.Uncertain || !strings.Contains(j.Error, "same uuid") {
 		t.Fatalf("job %s: %s", j.State, j.Error)
 	}

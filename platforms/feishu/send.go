@@ -1,16 +1,13 @@
 package feishu
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -124,7 +121,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 			return p.upload(ctx, api, tok, img)
 		}, tokenRefused)
 		if err != nil {
-			return push.Receipt{}, nothingSent(err, "uploading the image")
+			return push.Receipt{}, httpcall.NothingSent(err, "uploading the image")
 		}
 		if text := caption(m); text != "" {
 			msgType, content = "post", postContent(imageKey, text, c.Domain)
@@ -150,7 +147,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		var se *push.SendError
 		if err != nil && !errors.As(err, &se) {
 			// Not an answer to the send: waiting for a token ended.
-			return "", nothingSent(err, "getting a tenant access token")
+			return "", httpcall.NothingSent(err, "getting a tenant access token")
 		}
 		return id, err
 	}
@@ -288,54 +285,26 @@ func tokenRefused(err error) bool {
 
 // fetchToken asks for a tenant access token.
 func (p *Provider) fetchToken(ctx context.Context, base string, c Config) (tokencache.Token, error) {
+	ep := tokencache.Endpoint{What: "a tenant access token", Platform: "Feishu", Field: "tenant_access_token",
+		Check: " (check app_id, app_secret and domain)"}
 	resp, err := p.client.PostJSON(ctx, base+"/open-apis/auth/v3/tenant_access_token/internal",
 		map[string]string{"app_id": c.AppID, "app_secret": c.AppSecret}, http.Header{})
 	if err != nil {
-		return tokencache.Token{}, nothingSent(err, "getting a tenant access token")
+		return tokencache.Token{}, ep.Failed(err)
 	}
 	a, err := read(resp)
 	if err != nil {
-		se := push.AsSendError(err)
-		if se.Outcome == push.OutcomeDefinitive {
-			return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeDefinitive, Code: se.Code,
-				Message: "could not get a tenant access token: " + se.Message + " (check app_id, app_secret and domain)"}
-		}
-		return tokencache.Token{}, nothingSent(se, "getting a tenant access token")
+		return tokencache.Token{}, ep.Failed(err)
 	}
-	if a.TenantAccessToken == "" {
-		return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeRetryable, Message: "getting a tenant access token: Feishu answered without tenant_access_token; nothing was sent"}
-	}
-	life := time.Duration(a.Expire) * time.Second
-	if life <= 0 {
-		life = 7200 * time.Second
-	}
-	return tokencache.Token{Value: a.TenantAccessToken, ExpiresAt: p.tokens.Now().Add(life)}, nil
+	return ep.Token(p.tokens.Now(), a.TenantAccessToken, a.Expire)
 }
 
 // upload sends an image to /open-apis/im/v1/images and returns its
 // image_key.
 func (p *Provider) upload(ctx context.Context, api, token string, img imagefetch.Image) (string, error) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	_ = mw.WriteField("image_type", "message")
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="image"; filename="%s"`, img.Filename))
-	h.Set("Content-Type", img.ContentType)
-	part, err := mw.CreatePart(h)
-	if err != nil {
-		return "", push.DefinitiveError("", "build the upload: %v", err)
-	}
-	_, _ = part.Write(img.Data)
-	if err := mw.Close(); err != nil {
-		return "", push.DefinitiveError("", "build the upload: %v", err)
-	}
-	req, err := http.NewRequest(http.MethodPost, api+"/open-apis/im/v1/images", &buf)
-	if err != nil {
-		return "", push.DefinitiveError("", "the upload request could not be built: check api_base")
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := p.client.Do(ctx, req)
+	resp, err := p.client.PostFile(ctx, api+"/open-apis/im/v1/images", [][2]string{{"image_type", "message"}},
+		httpcall.File{Field: "image", Filename: img.Filename, ContentType: img.ContentType, Data: img.Data},
+		http.Header{"Authorization": {"Bearer " + token}})
 	if err != nil {
 		return "", err
 	}
@@ -350,16 +319,4 @@ func (p *Provider) upload(ctx context.Context, api, token string, img imagefetch
 		return "", &push.SendError{Outcome: push.OutcomeRetryable, Message: "Feishu answered the upload without data.image_key"}
 	}
 	return data.ImageKey, nil
-}
-
-// nothingSent reclassifies a failure before the message itself was sent
-// (getting a token, uploading an image): no message can have been
-// delivered, so what would be uncertain for a send is retryable here.
-func nothingSent(err error, during string) error {
-	se := push.AsSendError(err)
-	if se.Outcome != push.OutcomeUncertain {
-		return se
-	}
-	return &push.SendError{Outcome: push.OutcomeRetryable, Code: se.Code, RetryAfter: se.RetryAfter, Err: se.Err,
-		Message: during + ": " + se.Error() + "; no message was sent"}
 }

@@ -35,6 +35,8 @@ const configShape = `{"server": "<Gotify server URL>", "token": "<application to
 // Provider is the Gotify push.Platform. Gotify publishes no rate limit,
 // so it does not pace sends.
 type Provider struct {
+	shared.NoTargets
+
 	client *httpcall.Client
 }
 
@@ -42,15 +44,9 @@ var _ push.Platform = (*Provider)(nil)
 
 // New returns the Gotify provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
-	return &Provider{client: d.Client}
+	d = d.WithDefaults()
+	return &Provider{NoTargets: shared.NoTargets{Bots: "gotify", Destination: "the bot's application"}, client: d.Client}
 }
-
-// Info implements push.Platform: a Gotify bot is one application, with no
-// targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -74,12 +70,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "gotify bots have no targets: the bot's application is the destination")
 }
 
 // ValidateMessage implements push.Platform. Gotify sets no length limit of
@@ -138,13 +128,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{PlatformIndex: strconv.FormatInt(ans.ID, 10)}, nil
 	}
 	if jerr != nil || ans.Error == "" {
-		switch {
-		case resp.Status == http.StatusTooManyRequests:
-			return push.Receipt{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: httpcall.RetryAfter(resp.Header)}
-		case resp.Status >= 500:
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
-		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "gotify answered HTTP %d with a body that is not Gotify's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "gotify", "Gotify")
 	}
 	return push.Receipt{}, classify(resp, ans)
 }

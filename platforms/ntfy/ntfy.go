@@ -64,6 +64,8 @@ const configShape = `{"topic": "<topic>", "server": "<optional server URL, defau
 
 // Provider is the ntfy push.Platform.
 type Provider struct {
+	shared.NoTargets
+
 	client  *httpcall.Client
 	pacer   *pacing.Pacer
 	topicRe *regexp.Regexp
@@ -77,14 +79,9 @@ var (
 
 // New returns the ntfy provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
-	return &Provider{client: d.Client, pacer: d.Pacer, topicRe: regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)}
+	d = d.WithDefaults()
+	return &Provider{NoTargets: shared.NoTargets{Bots: "ntfy", Destination: "the bot's topic"}, client: d.Client, pacer: d.Pacer, topicRe: regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)}
 }
-
-// Info implements push.Platform: an ntfy bot is one topic, with no targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -132,12 +129,6 @@ func printable(s string, spaces bool) bool {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "ntfy bots have no targets: the bot's topic is the destination")
 }
 
 // ValidateMessage implements push.Platform. The size limit depends on the

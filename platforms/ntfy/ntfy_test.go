@@ -136,15 +136,7 @@ func TestErrorClasses(t *testing.T) {
 			f := fake.NewNtfy(t)
 			bot := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t1"})
 			tt.prepare(f)
-			j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"})
-			j = h.Settled(j.ID, 5*time.Second)
-			if j.State != tt.state || !strings.Contains(j.Error, tt.errHas) {
-				t.Fatalf("job %s %q, want %s with %q", j.State, j.Error, tt.state, tt.errHas)
-			}
-			time.Sleep(50 * time.Millisecond) // a wrong resend would arrive now
-			if got := f.Requests(); got != tt.requests {
-				t.Errorf("ntfy got %d requests, want %d", got, tt.requests)
-			}
+			h.CheckSend(t, acct.ID, bot.ID, testkit.SendCheck{State: tt.state, ErrHas: []string{tt.errHas}, Requests: f.Requests, WantRequests: tt.requests})
 		})
 	}
 }
@@ -225,15 +217,7 @@ func TestValidateConfig(t *testing.T) {
 		{`{"topic":7}`, "field topic must be a string", ""},
 	}
 	for _, tt := range tests {
-		err := p.ValidateConfig(json.RawMessage(tt.cfg))
-		switch {
-		case tt.field == "" && err != nil:
-			t.Errorf("%s: %v", tt.cfg, err)
-		case tt.field != "" && (err == nil || !strings.Contains(err.Error(), tt.field) || push.ReasonOf(err) != "invalid_config"):
-			t.Errorf("%s: %v; want invalid_config naming %q", tt.cfg, err, tt.field)
-		case tt.secret != "" && err != nil && strings.Contains(err.Error(), tt.secret):
-			t.Errorf("%s: error %q shows the secret", tt.cfg, err)
-		}
+		testkit.CheckConfig(t, p, tt.cfg, tt.field, tt.secret)
 	}
 }
 

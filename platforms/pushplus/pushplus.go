@@ -53,6 +53,8 @@ const configShape = `{"token": "<PushPlus user token>", "topic": "<optional grou
 // (a token over its daily count is restricted, code 900), not per second,
 // so it does not pace sends.
 type Provider struct {
+	shared.NoTargets
+
 	client  *httpcall.Client
 	tokenRe *regexp.Regexp
 	topicRe *regexp.Regexp
@@ -62,19 +64,14 @@ var _ push.Platform = (*Provider)(nil)
 
 // New returns the PushPlus provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{
-		client:  d.Client,
-		tokenRe: regexp.MustCompile(`^[A-Za-z0-9]{16,64}$`),
-		topicRe: regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`),
+		NoTargets: shared.NoTargets{Bots: "pushplus", Destination: "the bot's token (and topic)"},
+		client:    d.Client,
+		tokenRe:   regexp.MustCompile(`^[A-Za-z0-9]{16,64}$`),
+		topicRe:   regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`),
 	}
 }
-
-// Info implements push.Platform: a PushPlus bot is one token, with no
-// targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -96,12 +93,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "pushplus bots have no targets: the bot's token (and topic) is the destination")
 }
 
 // ValidateMessage implements push.Platform. PushPlus documents no content
@@ -159,18 +150,10 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	var ans answer
 	jerr := json.Unmarshal(resp.Body, &ans)
 	if jerr != nil || ans.Code == nil {
-		switch {
-		case resp.Status >= 200 && resp.Status < 300:
-			if jerr == nil {
-				jerr = fmt.Errorf("no code in the answer")
-			}
-			return push.Receipt{}, httpcall.Unreadable(resp, jerr)
-		case resp.Status == http.StatusTooManyRequests:
-			return push.Receipt{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: httpcall.RetryAfter(resp.Header)}
-		case resp.Status >= 500:
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
+		if jerr == nil {
+			jerr = fmt.Errorf("no code in the answer")
 		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "pushplus answered HTTP %d with a body that is not PushPlus's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "pushplus", "PushPlus")
 	}
 	msg := botconfig.Redact(ans.Msg, c.Token)
 	code := strconv.Itoa(*ans.Code)

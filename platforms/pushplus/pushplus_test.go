@@ -107,17 +107,7 @@ func TestErrorClasses(t *testing.T) {
 			if tt.prepare != nil {
 				tt.prepare(f)
 			}
-			j := h.Settled(h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"}).ID, 5*time.Second)
-			if j.State != tt.state || !strings.Contains(j.Error, tt.errHas) {
-				t.Fatalf("job %s %q, want %s with %q", j.State, j.Error, tt.state, tt.errHas)
-			}
-			if strings.Contains(j.Error, token) {
-				t.Errorf("the job's error %q shows the token", j.Error)
-			}
-			time.Sleep(50 * time.Millisecond)
-			if got := f.Requests(); got != tt.requests {
-				t.Errorf("pushplus got %d requests, want %d", got, tt.requests)
-			}
+			h.CheckSend(t, acct.ID, bot.ID, testkit.SendCheck{State: tt.state, ErrHas: []string{tt.errHas}, Secrets: []string{token}, Requests: f.Requests, WantRequests: tt.requests})
 		})
 	}
 }
@@ -138,15 +128,7 @@ func TestValidateConfig(t *testing.T) {
 		{`{"tokn":"secretsecretsecret"}`, `unknown field "tokn"`, "secretsecretsecret"},
 	}
 	for _, tt := range tests {
-		err := p.ValidateConfig(json.RawMessage(tt.cfg))
-		switch {
-		case tt.field == "" && err != nil:
-			t.Errorf("%s: %v", tt.cfg, err)
-		case tt.field != "" && (err == nil || !strings.Contains(err.Error(), tt.field) || push.ReasonOf(err) != "invalid_config"):
-			t.Errorf("%s: %v; want invalid_config naming %q", tt.cfg, err, tt.field)
-		case tt.secret != "" && err != nil && strings.Contains(err.Error(), tt.secret):
-			t.Errorf("%s: error %q shows the secret", tt.cfg, err)
-		}
+		testkit.CheckConfig(t, p, tt.cfg, tt.field, tt.secret)
 	}
 	if p.Info().Targets {
 		t.Error("pushplus says it has targets")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
+	"github.com/heraldpush/herald/platforms/internal/tokencache"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -69,7 +70,7 @@ func notAPI(resp *httpcall.Response, err error) error {
 	case resp.Status >= 200 && resp.Status < 300:
 		return httpcall.Unreadable(resp, err)
 	case resp.Status == http.StatusUnauthorized:
-		return &tokenError{se: &push.SendError{Outcome: push.OutcomeRetryable, Code: status, Message: "HTTP 401: the access token was refused"}}
+		return &tokencache.Refused{Err: &push.SendError{Outcome: push.OutcomeRetryable, Code: status, Message: "HTTP 401: the access token was refused"}}
 	case resp.Status == http.StatusTooManyRequests:
 		return &push.SendError{Outcome: push.OutcomeRetryable, Code: status, RetryAfter: time.Second, Message: "HTTP 429: too many requests"}
 	case resp.Status >= 500:
@@ -101,7 +102,7 @@ func classify(status int, ans answer, sc scene) error {
 	}
 	switch {
 	case tokenCode(code) || status == http.StatusUnauthorized:
-		return &tokenError{se: &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: text + ": the access token was refused"}}
+		return &tokencache.Refused{Err: &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: text + ": the access token was refused"}}
 	case code == 304023 || code == 304024:
 		return &push.SendError{Outcome: push.OutcomeUncertain, Code: c,
 			Message: text + ": QQ holds the message for manual review and delivers it only if the review passes"}

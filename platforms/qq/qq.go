@@ -55,12 +55,7 @@ var _ push.Platform = (*Provider)(nil)
 
 // New returns the QQ provider on the shared HTTP client and token cache.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
-	if d.Tokens == nil {
-		d.Tokens = tokencache.New(tokencache.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{
 		client:   d.Client,
 		tokens:   d.Tokens,

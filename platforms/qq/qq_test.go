@@ -18,9 +18,8 @@ var ctx = context.Background()
 
 // env is a Herald in memory with one QQ bot on a fake QQ.
 type env struct {
-	h             *testkit.Herald
+	*testkit.PlatformEnv
 	f             *fake.QQ
-	acct          push.Account
 	bot           push.Bot
 	appID, secret string
 	seq           int
@@ -28,15 +27,9 @@ type env struct {
 
 func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	t.Helper()
-	h := testkit.New(t, opts...)
-	f := fake.NewQQ(t)
-	e := &env{h: h, f: f, acct: h.Account("acme")}
-	e.appID, e.secret = f.NewApp()
-	bot, err := h.Engine.CreateBot(ctx, push.Bot{AccountID: e.acct.ID, Platform: "qq", Name: "qq", Config: f.BotConfig(e.appID, e.secret)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.bot = bot
+	e := &env{PlatformEnv: testkit.NewPlatformEnv(t, "qq", opts...), f: fake.NewQQ(t)}
+	e.appID, e.secret = e.f.NewApp()
+	e.bot = e.Bot(t, e.f.BotConfig(e.appID, e.secret), nil)
 	return e
 }
 
@@ -50,39 +43,13 @@ func (e *env) target(t *testing.T, tt push.TargetType) push.Target {
 	} else {
 		e.f.AddUser(addr)
 	}
-	tg, err := e.h.Engine.BindTarget(ctx, push.Target{BotID: e.bot.ID, Type: tt, Address: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tg
+	return e.Target(t, e.bot, tt, addr)
 }
 
 // send sends m and waits for the job to settle.
 func (e *env) send(t *testing.T, tg push.Target, m push.Message) push.Job {
 	t.Helper()
-	res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: e.bot.ID, TargetID: tg.ID, Message: m})
-	if err != nil {
-		t.Fatalf("send: %v", err)
-	}
-	return e.settle(t, res.Jobs[0].ID)
-}
-
-func (e *env) settle(t *testing.T, id string) push.Job {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		j, err := e.h.Engine.JobByID(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if j.State.Settled() {
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s still %s", id, j.State)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return e.Send(t, e.bot, tg, m)
 }
 
 func text(s string) push.Message     { return push.Message{Type: push.Text, Content: s} }
@@ -210,14 +177,14 @@ func TestDeliveryPolicy(t *testing.T) {
 func TestGroupWakeupRefusedBeforeCharging(t *testing.T) {
 	e := newEnv(t, testkit.WithPoints(push.Points{Enabled: true}))
 	tg := e.target(t, push.TargetGroup)
-	before := e.h.Balance(e.acct.ID)
-	_, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: e.bot.ID, TargetID: tg.ID,
+	before := e.H.Balance(e.Account.ID)
+	_, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: e.bot.ID, TargetID: tg.ID,
 		Message: push.Message{Type: push.Text, Content: "hi", Wakeup: true}})
 	if !push.IsKind(err, push.Invalid) || push.ReasonOf(err) != "wakeup_unsupported" || !strings.Contains(err.Error(), "only to users") {
 		t.Fatalf("group wake-up = %v, want Invalid wakeup_unsupported", err)
 	}
-	if after := e.h.Balance(e.acct.ID); after != before || e.h.CountJobs() != 0 || e.f.Requests("messages") != 0 {
-		t.Fatalf("refused send charged %d points, made %d jobs, %d requests", before-after, e.h.CountJobs(), e.f.Requests("messages"))
+	if after := e.H.Balance(e.Account.ID); after != before || e.H.CountJobs() != 0 || e.f.Requests("messages") != 0 {
+		t.Fatalf("refused send charged %d points, made %d jobs, %d requests", before-after, e.H.CountJobs(), e.f.Requests("messages"))
 	}
 }
 
@@ -384,12 +351,12 @@ func TestTokenCachedAndSingleFlight(t *testing.T) {
 		ids = append(ids, e.target(t, push.TargetUser).ID)
 	}
 	// A batch to 8 targets: the workers ask for the token at once.
-	res, err := e.h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.acct.ID, BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
+	res, err := e.H.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.Account.ID, BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range res.Jobs {
-		if j := e.settle(t, j.ID); j.State != push.Succeeded {
+		if j := e.Settled(t, j.ID); j.State != push.Succeeded {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 	}
@@ -454,20 +421,20 @@ func TestTokenRefresh(t *testing.T) {
 func TestWrongCredentials(t *testing.T) {
 	e := newEnv(t)
 	cfg := e.f.BotConfig(e.appID, "wrong-secret-0123456789")
-	bot, err := e.h.Engine.CreateBot(ctx, push.Bot{AccountID: e.acct.ID, Platform: "qq", Name: "bad", Config: cfg})
+	bot, err := e.H.Engine.CreateBot(ctx, push.Bot{AccountID: e.Account.ID, Platform: "qq", Name: "bad", Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.f.AddUser("ABCDEF")
-	tg, err := e.h.Engine.BindTarget(ctx, push.Target{BotID: bot.ID, Type: push.TargetUser, Address: "ABCDEF"})
+	tg, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: bot.ID, Type: push.TargetUser, Address: "ABCDEF"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: bot.ID, TargetID: tg.ID, Message: text("x")})
+	res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: bot.ID, TargetID: tg.ID, Message: text("x")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := e.settle(t, res.Jobs[0].ID)
+	j := e.Settled(t, res.Jobs[0].ID)
 	if j.State != push.Failed || !strings.Contains(j.Error, "100016") || strings.Contains(j.Error, "wrong-secret") {
 		t.Fatalf("job %s %q, want failed with 100016 and no secret", j.State, j.Error)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -96,27 +95,9 @@ func orStatus(msg string, status int) string {
 	return fmt.Sprintf("HTTP %d", status)
 }
 
-// tokenError is an API answer refusing the access token (expired,
-// missing, failed the check): the token is fetched again and the call
-// tried once more.
-type tokenError struct{ se *push.SendError }
-
-func (e *tokenError) Error() string { return e.se.Error() }
-func (e *tokenError) Unwrap() error { return e.se }
-
-func isTokenError(err error) bool {
-	var te *tokenError
-	return errors.As(err, &te)
-}
-
 // withToken runs call with the bot's token, refreshing it once when the
 // API refuses it. A fresh token refused again is a definitive failure.
 func withToken[T any](ctx context.Context, p *Provider, c Config, call func(ctx context.Context, token string) (T, error)) (T, error) {
-	v, err := tokencache.Do(ctx, p.tokens, tokenKey(c), p.fetchToken(c), call, isTokenError)
-	var te *tokenError
-	if errors.As(err, &te) {
-		return v, push.DefinitiveError(te.se.Code,
-			"%s: the API refused a freshly issued access token: check that api_base and token_base belong to the same QQ environment", te.se.Message)
-	}
-	return v, err
+	return tokencache.DoRefreshing(ctx, p.tokens, tokenKey(c), p.fetchToken(c), call,
+		"the API refused a freshly issued access token: check that api_base and token_base belong to the same QQ environment")
 }

@@ -47,6 +47,8 @@ const configShape = `{"sendkey": "<SendKey, SCT… or sctp…>", "api_base": "<o
 // quotas per plan (e.g. 5 messages a day on the free plan), not a rate, so
 // it does not pace sends; a send over the quota fails definitively.
 type Provider struct {
+	shared.NoTargets
+
 	client *httpcall.Client
 	keyRe  *regexp.Regexp
 	v3Re   *regexp.Regexp
@@ -58,19 +60,14 @@ var (
 
 // New returns the ServerChan provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
+	d = d.WithDefaults()
 	return &Provider{
-		client: d.Client,
-		keyRe:  regexp.MustCompile(`^[A-Za-z0-9]{8,128}$`),
-		v3Re:   regexp.MustCompile(`^sctp([0-9]+)t[A-Za-z0-9]+$`),
+		NoTargets: shared.NoTargets{Bots: "serverchan", Destination: "the bot's SendKey"},
+		client:    d.Client,
+		keyRe:     regexp.MustCompile(`^[A-Za-z0-9]{8,128}$`),
+		v3Re:      regexp.MustCompile(`^sctp([0-9]+)t[A-Za-z0-9]+$`),
 	}
 }
-
-// Info implements push.Platform: a ServerChan bot is one SendKey, with no
-// targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -106,12 +103,6 @@ func (p *Provider) endpoint(c Config) string {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "serverchan bots have no targets: the bot's SendKey is the destination")
 }
 
 // ValidateMessage implements push.Platform: the desp must fit in 32 KB.
@@ -169,18 +160,10 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	var ans answer
 	jerr := json.Unmarshal(resp.Body, &ans)
 	if jerr != nil || ans.Code == nil {
-		switch {
-		case resp.Status >= 200 && resp.Status < 300:
-			if jerr == nil {
-				jerr = fmt.Errorf("no code in the answer")
-			}
-			return push.Receipt{}, httpcall.Unreadable(resp, jerr)
-		case resp.Status == http.StatusTooManyRequests:
-			return push.Receipt{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: httpcall.RetryAfter(resp.Header)}
-		case resp.Status >= 500:
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
+		if jerr == nil {
+			jerr = fmt.Errorf("no code in the answer")
 		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "serverchan answered HTTP %d with a body that is not ServerChan's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "serverchan", "ServerChan")
 	}
 	msg := botconfig.Redact(ans.Message, c.SendKey)
 	if *ans.Code != 0 {

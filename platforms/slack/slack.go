@@ -63,6 +63,8 @@ const configShape = `{"webhook_url": "<incoming webhook URL>", "flavor": "slack"
 
 // Provider is the Slack-compatible webhook push.Platform.
 type Provider struct {
+	shared.NoTargets
+
 	client *httpcall.Client
 	pacer  *pacing.Pacer
 }
@@ -75,15 +77,9 @@ var (
 
 // New returns the provider.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
-	return &Provider{client: d.Client, pacer: d.Pacer}
+	d = d.WithDefaults()
+	return &Provider{NoTargets: shared.NoTargets{Bots: "webhook", Destination: "the webhook's channel"}, client: d.Client, pacer: d.Pacer}
 }
-
-// Info implements push.Platform: a webhook posts to one channel, with no
-// targets.
-func (p *Provider) Info() push.PlatformInfo { return push.PlatformInfo{Targets: false} }
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -112,12 +108,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 	_, err := p.parseConfig(raw)
 	return err
-}
-
-// ValidateTarget implements push.Platform; the engine never binds targets
-// to a platform without targets.
-func (p *Provider) ValidateTarget(json.RawMessage, push.Target) error {
-	return push.Errorf(push.Invalid, "platform_has_no_targets", "webhook bots have no targets: the webhook's channel is the destination")
 }
 
 // ValidateMessage implements push.Platform. The limits depend on the

@@ -234,15 +234,7 @@ func TestValidateConfig(t *testing.T) {
 		{`{"url":"https://hooks.slack.com/services/T0/B0/` + secret + `"}`, `unknown field "url"`},
 	}
 	for _, tt := range tests {
-		err := p.ValidateConfig(json.RawMessage(tt.cfg))
-		switch {
-		case tt.field == "" && err != nil:
-			t.Errorf("%s: %v", tt.cfg, err)
-		case tt.field != "" && (err == nil || !strings.Contains(err.Error(), tt.field) || push.ReasonOf(err) != "invalid_config"):
-			t.Errorf("%s: %v; want invalid_config naming %q", tt.cfg, err, tt.field)
-		case err != nil && strings.Contains(err.Error(), secret):
-			t.Errorf("%s: error %q shows the webhook's key", tt.cfg, err)
-		}
+		testkit.CheckConfig(t, p, tt.cfg, tt.field, secret)
 	}
 	if p.Info().Targets {
 		t.Error("slack says it has targets")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
+	"github.com/heraldpush/herald/platforms/internal/tokencache"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -49,7 +50,7 @@ func decode(resp *httpcall.Response, now time.Time) (answer, error) {
 	}
 	switch ans.ErrCode {
 	case 40001, 40014, 42001:
-		return ans, &tokenError{se: se}
+		return ans, &tokencache.Refused{Err: se}
 	}
 	return ans, se
 }

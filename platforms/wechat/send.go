@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
@@ -115,29 +113,9 @@ func marshal(v any) ([]byte, error) {
 // upload stores the image as temporary media (3 days) and returns its
 // media_id.
 func (p *Provider) upload(ctx context.Context, cfg Config, img imagefetch.Image) (string, error) {
-	var b bytes.Buffer
-	mw := multipart.NewWriter(&b)
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", `form-data; name="media"; filename="`+img.Filename+`"`)
-	h.Set("Content-Type", img.ContentType)
-	part, err := mw.CreatePart(h)
-	if err == nil {
-		_, err = part.Write(img.Data)
-	}
-	if err == nil {
-		err = mw.Close()
-	}
-	if err != nil {
-		return "", push.DefinitiveError("", "encode the upload: %v", err)
-	}
-	body, contentType := b.Bytes(), mw.FormDataContentType()
+	file := httpcall.File{Field: "media", Filename: img.Filename, ContentType: img.ContentType, Data: img.Data}
 	id, err := withToken(ctx, p, cfg, func(ctx context.Context, token string) (string, error) {
-		req, err := http.NewRequest(http.MethodPost, cfg.apiBase()+"/cgi-bin/media/upload?access_token="+url.QueryEscape(token)+"&type=image", bytes.NewReader(body))
-		if err != nil {
-			return "", push.DefinitiveError("", "the api_base cannot be requested")
-		}
-		req.Header.Set("Content-Type", contentType)
-		resp, err := p.client.Do(ctx, req)
+		resp, err := p.client.PostFile(ctx, cfg.apiBase()+"/cgi-bin/media/upload?access_token="+url.QueryEscape(token)+"&type=image", nil, file, nil)
 		if err != nil {
 			return "", err
 		}

@@ -3,7 +3,6 @@ package wechat
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -86,26 +85,9 @@ func (p *Provider) fetchToken(c Config) tokencache.FetchFunc {
 	}
 }
 
-// tokenError is an answer refusing the access token (40001, 40014,
-// 42001): the token is fetched again and the call tried once more.
-type tokenError struct{ se *push.SendError }
-
-func (e *tokenError) Error() string { return e.se.Error() }
-func (e *tokenError) Unwrap() error { return e.se }
-
-func isTokenError(err error) bool {
-	var te *tokenError
-	return errors.As(err, &te)
-}
-
 // withToken runs call with the account's token, refreshing it once when
 // WeChat refuses it. A fresh token refused again is a definitive failure.
 func withToken[T any](ctx context.Context, p *Provider, c Config, call func(ctx context.Context, token string) (T, error)) (T, error) {
-	v, err := tokencache.Do(ctx, p.tokens, tokenKey(c), p.fetchToken(c), call, isTokenError)
-	var te *tokenError
-	if errors.As(err, &te) {
-		return v, push.DefinitiveError(te.se.Code,
-			"%s: WeChat refused a freshly issued access token: another server may be fetching tokens for the same account with the classic endpoint", te.se.Message)
-	}
-	return v, err
+	return tokencache.DoRefreshing(ctx, p.tokens, tokenKey(c), p.fetchToken(c), call,
+		"WeChat refused a freshly issued access token: another server may be fetching tokens for the same account with the classic endpoint")
 }

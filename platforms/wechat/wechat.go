@@ -66,15 +66,7 @@ var _ push.Platform = (*Provider)(nil)
 // New returns the WeChat provider on the shared HTTP client, token cache
 // and image fetcher.
 func New(d shared.Deps) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
-	if d.Tokens == nil {
-		d.Tokens = tokencache.New(tokencache.Options{})
-	}
-	if d.Images == nil {
-		d.Images = imagefetch.New(imagefetch.Options{UserAgent: httpcall.UserAgent})
-	}
+	d = d.WithDefaults()
 	return &Provider{
 		client:   d.Client,
 		tokens:   d.Tokens,

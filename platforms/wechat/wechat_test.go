@@ -17,9 +17,8 @@ var ctx = context.Background()
 
 // env is a Herald in memory with one WeChat bot on a fake WeChat.
 type env struct {
-	h             *testkit.Herald
+	*testkit.PlatformEnv
 	f             *fake.WeChat
-	acct          push.Account
 	bot           push.Bot
 	appID, secret string
 	seq           int
@@ -27,21 +26,15 @@ type env struct {
 
 func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	t.Helper()
-	h := testkit.New(t, opts...)
-	f := fake.NewWeChat(t)
-	e := &env{h: h, f: f, acct: h.Account("acme")}
-	e.appID, e.secret = f.NewApp()
-	e.bot = e.newBot(t, string(f.BotConfig(e.appID, e.secret)))
+	e := &env{PlatformEnv: testkit.NewPlatformEnv(t, "wechat", opts...), f: fake.NewWeChat(t)}
+	e.appID, e.secret = e.f.NewApp()
+	e.bot = e.newBot(t, string(e.f.BotConfig(e.appID, e.secret)))
 	return e
 }
 
 func (e *env) newBot(t *testing.T, cfg string) push.Bot {
 	t.Helper()
-	bot, err := e.h.Engine.CreateBot(ctx, push.Bot{AccountID: e.acct.ID, Platform: "wechat", Name: "wx", Config: []byte(cfg)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bot
+	return e.Bot(t, []byte(cfg), nil)
 }
 
 // user binds a fresh follower of the account.
@@ -57,43 +50,12 @@ func (e *env) bind(t *testing.T, bot push.Bot, follow bool) push.Target {
 	if follow {
 		e.f.AddFollower(e.appID, openid)
 	}
-	tg, err := e.h.Engine.BindTarget(ctx, push.Target{BotID: bot.ID, Type: push.TargetUser, Address: openid})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tg
+	return e.Target(t, bot, push.TargetUser, openid)
 }
 
 func (e *env) send(t *testing.T, tg push.Target, m push.Message) push.Job {
 	t.Helper()
-	return e.sendVia(t, e.bot, tg, m)
-}
-
-func (e *env) sendVia(t *testing.T, bot push.Bot, tg push.Target, m push.Message) push.Job {
-	t.Helper()
-	res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: bot.ID, TargetID: tg.ID, Message: m})
-	if err != nil {
-		t.Fatalf("send: %v", err)
-	}
-	return e.settle(t, res.Jobs[0].ID)
-}
-
-func (e *env) settle(t *testing.T, id string) push.Job {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		j, err := e.h.Engine.JobByID(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if j.State.Settled() {
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s still %s", id, j.State)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return e.Send(t, e.bot, tg, m)
 }
 
 func text(s string) push.Message { return push.Message{Type: push.Text, Content: s} }
@@ -157,7 +119,7 @@ func TestSendFormats(t *testing.T) {
 
 func TestGroupTargetRefusedAtBind(t *testing.T) {
 	e := newEnv(t)
-	_, err := e.h.Engine.BindTarget(ctx, push.Target{BotID: e.bot.ID, Type: push.TargetGroup, Address: "oLVPpjqs9BhvzwPj5A-vTYAX3GLc"})
+	_, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: e.bot.ID, Type: push.TargetGroup, Address: "oLVPpjqs9BhvzwPj5A-vTYAX3GLc"})
 	if !push.IsKind(err, push.Invalid) || !strings.Contains(err.Error(), "wechat bots cannot send to a group target") {
 		t.Fatalf("binding a group = %v, want Invalid naming wechat and groups", err)
 	}
@@ -182,13 +144,13 @@ func TestLimitsBeforeCharging(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before, jobs := e.h.Balance(e.acct.ID), e.h.CountJobs()
-			res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: e.bot.ID, TargetID: tg.ID, Message: tc.msg})
+			before, jobs := e.H.Balance(e.Account.ID), e.H.CountJobs()
+			res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: e.bot.ID, TargetID: tg.ID, Message: tc.msg})
 			if tc.ok {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
-				if j := e.settle(t, res.Jobs[0].ID); j.State != push.Succeeded {
+				if j := e.Settled(t, res.Jobs[0].ID); j.State != push.Succeeded {
 					t.Fatalf("job %s %q", j.State, j.Error)
 				}
 				return
@@ -196,7 +158,7 @@ func TestLimitsBeforeCharging(t *testing.T) {
 			if !push.IsKind(err, push.Invalid) || push.ReasonOf(err) != "content_too_long" || !strings.Contains(err.Error(), "2048 bytes") {
 				t.Fatalf("send = %v, want Invalid content_too_long naming 2048 bytes", err)
 			}
-			if e.h.Balance(e.acct.ID) != before || e.h.CountJobs() != jobs {
+			if e.H.Balance(e.Account.ID) != before || e.H.CountJobs() != jobs {
 				t.Fatal("a refused message was charged or queued")
 			}
 		})
@@ -316,12 +278,12 @@ func TestTokenCachedAndSingleFlight(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		ids = append(ids, e.user(t).ID)
 	}
-	res, err := e.h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.acct.ID, BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
+	res, err := e.H.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.Account.ID, BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range res.Jobs {
-		if j := e.settle(t, j.ID); j.State != push.Succeeded {
+		if j := e.Settled(t, j.ID); j.State != push.Succeeded {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 	}
@@ -364,14 +326,14 @@ func TestTokenRefresh(t *testing.T) {
 				bot = e.newBot(t, `{"app_id":"`+e.appID+`","app_secret":"`+e.secret+`","api_base":"`+e.f.URL()+`","token_api":"`+tc.tokenAPI+`"}`)
 			}
 			tg := e.bind(t, bot, true)
-			if j := e.sendVia(t, bot, tg, text("first")); j.State != push.Succeeded {
+			if j := e.Send(t, bot, tg, text("first")); j.State != push.Succeeded {
 				t.Fatalf("first send: %s %s", j.State, j.Error)
 			}
 			e.f.ExpireTokens()
 			if tc.tokenFault != nil {
 				e.f.Fail(*tc.tokenFault)
 			}
-			j := e.sendVia(t, bot, tg, text("second"))
+			j := e.Send(t, bot, tg, text("second"))
 			if j.State != tc.state {
 				t.Fatalf("job %s (%s), want %s", j.State, j.Error, tc.state)
 			}
@@ -407,11 +369,11 @@ func TestNoCredentialInErrors(t *testing.T) {
 	// failure there must not show it.
 	classic := e.newBot(t, `{"app_id":"`+e.appID+`","app_secret":"`+e.secret+`","api_base":"http://127.0.0.1:1","token_api":"classic"}`)
 	other := e.bind(t, classic, true)
-	res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: classic.ID, TargetID: other.ID, Message: text("x")})
+	res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: classic.ID, TargetID: other.ID, Message: text("x")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs = append(errs, e.settle(t, res.Jobs[0].ID).Error)
+	errs = append(errs, e.Settled(t, res.Jobs[0].ID).Error)
 	for _, msg := range errs {
 		if msg == "" {
 			t.Fatal("a failed job without an error")

@@ -1,7 +1,6 @@
 package wecom
 
 import (
-	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -9,9 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -84,7 +81,7 @@ func (p *Provider) sendApp(ctx context.Context, c Config, d push.Delivery) (push
 			return p.upload(ctx, api, tok, img)
 		}, tokenRefused)
 		if err != nil {
-			return push.Receipt{}, nothingSent(err, "uploading the image")
+			return push.Receipt{}, httpcall.NothingSent(err, "uploading the image")
 		}
 		body["msgtype"] = "image"
 		body["image"] = map[string]string{"media_id": mediaID}
@@ -115,7 +112,7 @@ func (p *Provider) sendApp(ctx context.Context, c Config, d push.Delivery) (push
 		var se *push.SendError
 		if !errors.As(err, &se) {
 			// Not an answer to the send: waiting for a token ended.
-			return push.Receipt{}, nothingSent(err, "getting an access token")
+			return push.Receipt{}, httpcall.NothingSent(err, "getting an access token")
 		}
 		return push.Receipt{}, err
 	}
@@ -261,50 +258,24 @@ func (p *Provider) fetchToken(ctx context.Context, base string, c Config) (token
 	if err != nil {
 		return tokencache.Token{}, push.DefinitiveError("", "wecom token request could not be built: check token_base")
 	}
+	ep := tokencache.Endpoint{What: "an access token", Platform: "WeCom", Field: "access_token",
+		Check: ": check corp_id and corp_secret (and the app's trusted IPs)"}
 	resp, err := p.client.Do(ctx, req)
 	if err != nil {
-		return tokencache.Token{}, nothingSent(err, "getting an access token")
+		return tokencache.Token{}, ep.Failed(err)
 	}
 	a, err := read(resp)
 	if err != nil {
-		se := push.AsSendError(err)
-		if se.Outcome == push.OutcomeDefinitive {
-			return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeDefinitive, Code: se.Code,
-				Message: "could not get an access token: " + se.Message + ": check corp_id and corp_secret (and the app's trusted IPs)"}
-		}
-		return tokencache.Token{}, nothingSent(se, "getting an access token")
+		return tokencache.Token{}, ep.Failed(err)
 	}
-	if a.AccessToken == "" {
-		return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeRetryable, Message: "getting an access token: WeCom answered without access_token; nothing was sent"}
-	}
-	life := time.Duration(a.ExpiresIn) * time.Second
-	if life <= 0 {
-		life = 7200 * time.Second
-	}
-	return tokencache.Token{Value: a.AccessToken, ExpiresAt: p.tokens.Now().Add(life)}, nil
+	return ep.Token(p.tokens.Now(), a.AccessToken, a.ExpiresIn)
 }
 
 // upload sends an image to /cgi-bin/media/upload and returns its media_id.
 func (p *Provider) upload(ctx context.Context, api, token string, img imagefetch.Image) (string, error) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="media"; filename="%s"; filelength=%d`, img.Filename, len(img.Data)))
-	h.Set("Content-Type", img.ContentType)
-	part, err := mw.CreatePart(h)
-	if err != nil {
-		return "", push.DefinitiveError("", "build the upload: %v", err)
-	}
-	_, _ = part.Write(img.Data)
-	if err := mw.Close(); err != nil {
-		return "", push.DefinitiveError("", "build the upload: %v", err)
-	}
-	req, err := http.NewRequest(http.MethodPost, api+"/cgi-bin/media/upload?type=image&access_token="+url.QueryEscape(token), &buf)
-	if err != nil {
-		return "", push.DefinitiveError("", "the upload request could not be built: check api_base")
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := p.client.Do(ctx, req)
+	resp, err := p.client.PostFile(ctx, api+"/cgi-bin/media/upload?type=image&access_token="+url.QueryEscape(token), nil,
+		httpcall.File{Field: "media", Filename: img.Filename, ContentType: img.ContentType, Data: img.Data,
+			Disposition: fmt.Sprintf("filelength=%d", len(img.Data))}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -316,17 +287,4 @@ func (p *Provider) upload(ctx context.Context, api, token string, img imagefetch
 		return "", &push.SendError{Outcome: push.OutcomeRetryable, Message: "WeCom answered the upload without media_id"}
 	}
 	return a.MediaID, nil
-}
-
-// nothingSent reclassifies a failure that happened before the message
-// itself was sent (fetching a token, uploading an image): whatever the
-// platform made of it, no message can have been delivered, so a failure
-// that would be uncertain for a send is retryable here.
-func nothingSent(err error, during string) error {
-	se := push.AsSendError(err)
-	if se.Outcome != push.OutcomeUncertain {
-		return se
-	}
-	return &push.SendError{Outcome: push.OutcomeRetryable, Code: se.Code, RetryAfter: se.RetryAfter, Err: se.Err,
-		Message: during + ": " + se.Error() + "; no message was sent"}
 }

@@ -105,15 +105,7 @@ var (
 
 // New returns the WeCom provider built on the shared dependencies.
 func New(d shared.Deps, opts Options) *Provider {
-	if d.Client == nil {
-		d.Client = httpcall.New(httpcall.Options{})
-	}
-	if d.Tokens == nil {
-		d.Tokens = tokencache.New(tokencache.Options{})
-	}
-	if d.Images == nil {
-		d.Images = imagefetch.New(imagefetch.Options{UserAgent: httpcall.UserAgent})
-	}
+	d = d.WithDefaults()
 	if opts.APIBase == "" {
 		opts.APIBase = DefaultAPIBase
 	}

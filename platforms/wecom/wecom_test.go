@@ -24,7 +24,7 @@ type delivered struct {
 func summarize(m fake.WeComMessage) delivered {
 	d := delivered{Via: m.Via, To: m.ToUser + m.ChatID, MsgType: m.MsgType, Content: m.Content, Articles: m.Articles}
 	if m.Image != nil {
-		d.ImageSHA = sha(m.Image)
+		d.ImageSHA = fake.SHA256(m.Image)
 	}
 	return d
 }
@@ -34,10 +34,10 @@ func TestAppMessages(t *testing.T) {
 	app := e.wc.NewApp()
 	e.wc.AddUser(app.CorpID, "ZhangSan", fake.WeComActive)
 	e.wc.AddChat(app.CorpID, "wrOgQhDgAAMYQiS5ol")
-	bot := e.bot(t, app.Config(e.wc), nil)
-	user := e.target(t, bot, push.TargetUser, "ZhangSan")
-	group := e.target(t, bot, push.TargetGroup, "wrOgQhDgAAMYQiS5ol")
-	pngSHA, jpgSHA := sha(e.img.Data("/chart.png")), sha(e.img.Data("/photo.jpg"))
+	bot := e.Bot(t, app.Config(e.wc), nil)
+	user := e.Target(t, bot, push.TargetUser, "ZhangSan")
+	group := e.Target(t, bot, push.TargetGroup, "wrOgQhDgAAMYQiS5ol")
+	pngSHA, jpgSHA := fake.SHA256(e.Images.Data("/chart.png")), fake.SHA256(e.Images.Data("/photo.jpg"))
 
 	cases := []struct {
 		name   string
@@ -49,24 +49,24 @@ func TestAppMessages(t *testing.T) {
 			delivered{Via: "app", To: "ZhangSan", MsgType: "text", Content: "deploy finished 部署完成"}},
 		{"markdown to a member, image as a link", user, markdown("# Build\n**ok** ![chart](https://e.com/c.png)"),
 			delivered{Via: "app", To: "ZhangSan", MsgType: "markdown", Content: "# Build\n**ok** [chart](https://e.com/c.png)"}},
-		{"png to a member", user, image(e.img.URL("/chart.png"), ""),
+		{"png to a member", user, image(e.Images.URL("/chart.png"), ""),
 			delivered{Via: "app", To: "ZhangSan", MsgType: "image", ImageSHA: pngSHA}},
-		{"jpeg to a member", user, image(e.img.URL("/photo.jpg"), ""),
+		{"jpeg to a member", user, image(e.Images.URL("/photo.jpg"), ""),
 			delivered{Via: "app", To: "ZhangSan", MsgType: "image", ImageSHA: jpgSHA}},
-		{"captioned image to a member is a news card", user, image(e.img.URL("/chart.png"), "今日图表"),
+		{"captioned image to a member is a news card", user, image(e.Images.URL("/chart.png"), "今日图表"),
 			delivered{Via: "app", To: "ZhangSan", MsgType: "news", Articles: []fake.WeComArticle{
-				{Title: "今日图表", URL: e.img.URL("/chart.png"), PicURL: e.img.URL("/chart.png")}}}},
+				{Title: "今日图表", URL: e.Images.URL("/chart.png"), PicURL: e.Images.URL("/chart.png")}}}},
 		{"text to an app group chat", group, text("hello group"),
 			delivered{Via: "appchat", To: "wrOgQhDgAAMYQiS5ol", MsgType: "text", Content: "hello group"}},
 		{"markdown to an app group chat", group, markdown("> quoted\n`code`"),
 			delivered{Via: "appchat", To: "wrOgQhDgAAMYQiS5ol", MsgType: "markdown", Content: "> quoted\n`code`"}},
-		{"image to an app group chat", group, image(e.img.URL("/chart.png"), ""),
+		{"image to an app group chat", group, image(e.Images.URL("/chart.png"), ""),
 			delivered{Via: "appchat", To: "wrOgQhDgAAMYQiS5ol", MsgType: "image", ImageSHA: pngSHA}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(e.wc.Messages())
-			j := e.send(t, bot, c.target, c.msg)
+			j := e.Send(t, bot, c.target, c.msg)
 			if j.State != push.Succeeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
@@ -97,7 +97,7 @@ func TestAppMessages(t *testing.T) {
 			t.Errorf("upload %s: filename %q filelength %q type %q (%d bytes)", u.MediaID, u.Filename, u.FileLength, u.ContentType, len(u.Data))
 		}
 	}
-	if got := []string{sha(ups[0].Data), sha(ups[1].Data)}; got[0] != pngSHA || got[1] != jpgSHA {
+	if got := []string{fake.SHA256(ups[0].Data), fake.SHA256(ups[1].Data)}; got[0] != pngSHA || got[1] != jpgSHA {
 		t.Errorf("uploaded bytes differ from the served images")
 	}
 }
@@ -105,9 +105,9 @@ func TestAppMessages(t *testing.T) {
 func TestRobotMessages(t *testing.T) {
 	e := newEnv(t)
 	key := e.wc.NewRobot()
-	bot := e.bot(t, e.wc.RobotConfig(key), nil)
-	group := e.target(t, bot, push.TargetGroup, "robot")
-	e.img.Add("/big.png", fake.LargePNG(2<<20+1), "image/png")
+	bot := e.Bot(t, e.wc.RobotConfig(key), nil)
+	group := e.Target(t, bot, push.TargetGroup, "robot")
+	e.Images.Add("/big.png", fake.LargePNG(2<<20+1), "image/png")
 	long := strings.Repeat("长", 1300) // 3900 bytes: over the app's 2048, within the robot's 4096
 
 	cases := []struct {
@@ -118,14 +118,14 @@ func TestRobotMessages(t *testing.T) {
 		{"text", text("robot says hi"), delivered{Via: "robot", MsgType: "text", Content: "robot says hi"}},
 		{"markdown", markdown("## T\n![](https://e.com/x.png)"), delivered{Via: "robot", MsgType: "markdown", Content: "## T\n[https://e.com/x.png](https://e.com/x.png)"}},
 		{"long markdown within 4096 bytes", markdown(long), delivered{Via: "robot", MsgType: "markdown", Content: long}},
-		{"image as base64 and md5", image(e.img.URL("/chart.png"), ""), delivered{Via: "robot", MsgType: "image", ImageSHA: sha(e.img.Data("/chart.png"))}},
-		{"captioned image", image(e.img.URL("/photo.jpg"), "photo"), delivered{Via: "robot", MsgType: "news", Articles: []fake.WeComArticle{
-			{Title: "photo", URL: e.img.URL("/photo.jpg"), PicURL: e.img.URL("/photo.jpg")}}}},
+		{"image as base64 and md5", image(e.Images.URL("/chart.png"), ""), delivered{Via: "robot", MsgType: "image", ImageSHA: fake.SHA256(e.Images.Data("/chart.png"))}},
+		{"captioned image", image(e.Images.URL("/photo.jpg"), "photo"), delivered{Via: "robot", MsgType: "news", Articles: []fake.WeComArticle{
+			{Title: "photo", URL: e.Images.URL("/photo.jpg"), PicURL: e.Images.URL("/photo.jpg")}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(e.wc.Messages())
-			j := e.send(t, bot, group, c.msg)
+			j := e.Send(t, bot, group, c.msg)
 			if j.State != push.Succeeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q: %s", j.State, j.PlatformIndex, j.Error)
 			}
@@ -140,7 +140,7 @@ func TestRobotMessages(t *testing.T) {
 	}
 	t.Run("image over 2 MB is refused before sending", func(t *testing.T) {
 		sends := e.wc.Requests(fake.WeComOpSend)
-		j := e.send(t, bot, group, image(e.img.URL("/big.png"), ""))
+		j := e.Send(t, bot, group, image(e.Images.URL("/big.png"), ""))
 		if j.State != push.Failed || !strings.Contains(j.Error, "image_too_large") {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
@@ -183,7 +183,7 @@ func TestConfigValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := e.h.Engine.CreateBot(ctx, push.Bot{AccountID: e.acct.ID, Platform: "wecom", Name: "b", Config: json.RawMessage(c.cfg)})
+			_, err := e.H.Engine.CreateBot(ctx, push.Bot{AccountID: e.Account.ID, Platform: "wecom", Name: "b", Config: json.RawMessage(c.cfg)})
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("valid config refused: %v", err)
@@ -202,8 +202,8 @@ func TestConfigValidation(t *testing.T) {
 
 func TestTargetValidation(t *testing.T) {
 	e := newEnv(t)
-	app := e.bot(t, e.wc.NewApp().Config(e.wc), nil)
-	robot := e.bot(t, e.wc.RobotConfig(e.wc.NewRobot()), nil)
+	app := e.Bot(t, e.wc.NewApp().Config(e.wc), nil)
+	robot := e.Bot(t, e.wc.RobotConfig(e.wc.NewRobot()), nil)
 	cases := []struct {
 		name string
 		bot  push.Bot
@@ -225,7 +225,7 @@ func TestTargetValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := e.h.Engine.BindTarget(ctx, push.Target{BotID: c.bot.ID, Type: c.tt, Address: c.addr})
+			_, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: c.bot.ID, Type: c.tt, Address: c.addr})
 			if c.ok != (err == nil) {
 				t.Fatalf("bind %s %q = %v, want ok=%v", c.tt, c.addr, err, c.ok)
 			}
@@ -235,7 +235,7 @@ func TestTargetValidation(t *testing.T) {
 		})
 	}
 	// A robot bot has exactly one target.
-	if _, err := e.h.Engine.BindTarget(ctx, push.Target{BotID: robot.ID, Type: push.TargetGroup, Address: "robot"}); push.KindOf(err) != push.Conflict {
+	if _, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: robot.ID, Type: push.TargetGroup, Address: "robot"}); push.KindOf(err) != push.Conflict {
 		t.Fatalf("second robot target: %v, want Conflict", err)
 	}
 }
@@ -246,10 +246,10 @@ func TestMessageLimits(t *testing.T) {
 	e := newEnv(t, testkit.WithPoints(push.Points{Enabled: true}))
 	app := e.wc.NewApp()
 	e.wc.AddUser(app.CorpID, "u1", fake.WeComActive)
-	appBot := e.bot(t, app.Config(e.wc), nil)
-	user := e.target(t, appBot, push.TargetUser, "u1")
-	robotBot := e.bot(t, e.wc.RobotConfig(e.wc.NewRobot()), nil)
-	group := e.target(t, robotBot, push.TargetGroup, "robot")
+	appBot := e.Bot(t, app.Config(e.wc), nil)
+	user := e.Target(t, appBot, push.TargetUser, "u1")
+	robotBot := e.Bot(t, e.wc.RobotConfig(e.wc.NewRobot()), nil)
+	group := e.Target(t, robotBot, push.TargetGroup, "robot")
 
 	at2048 := strings.Repeat("字", 682) + "ab"    // 2046 + 2 bytes
 	over2048 := strings.Repeat("字", 683)         // 2049 bytes, 683 characters
@@ -267,17 +267,17 @@ func TestMessageLimits(t *testing.T) {
 		{"app markdown of 2049 bytes", appBot, user, markdown(over2048), "content_too_long"},
 		{"robot markdown of 2049 bytes", robotBot, group, markdown(over2048), ""},
 		{"robot markdown of 4097 bytes", robotBot, group, markdown(over4096), "content_too_long"},
-		{"caption of 129 bytes", appBot, user, image(e.img.URL("/chart.png"), strings.Repeat("c", 129)), "caption_too_long"},
+		{"caption of 129 bytes", appBot, user, image(e.Images.URL("/chart.png"), strings.Repeat("c", 129)), "caption_too_long"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			points, jobs := e.h.Balance(e.acct.ID), e.h.CountJobs()
-			res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: c.bot.ID, TargetID: c.target.ID, Message: c.msg})
+			points, jobs := e.H.Balance(e.Account.ID), e.H.CountJobs()
+			res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: c.bot.ID, TargetID: c.target.ID, Message: c.msg})
 			if c.reason != "" {
 				if push.KindOf(err) != push.Invalid || push.ReasonOf(err) != c.reason {
 					t.Fatalf("send = %v, want Invalid %s", err, c.reason)
 				}
-				if e.h.Balance(e.acct.ID) != points || e.h.CountJobs() != jobs {
+				if e.H.Balance(e.Account.ID) != points || e.H.CountJobs() != jobs {
 					t.Fatal("a refused message was charged or queued")
 				}
 				return
@@ -297,11 +297,11 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 	e := newEnv(t)
 	app := e.wc.NewApp()
 	var users []push.Target
-	bot := e.bot(t, app.Config(e.wc), nil)
+	bot := e.Bot(t, app.Config(e.wc), nil)
 	for i := 0; i < 8; i++ {
 		id := fmt.Sprintf("user%d", i)
 		e.wc.AddUser(app.CorpID, id, fake.WeComActive)
-		users = append(users, e.target(t, bot, push.TargetUser, id))
+		users = append(users, e.Target(t, bot, push.TargetUser, id))
 	}
 	// Concurrent first sends share one token fetch.
 	e.wc.Fail(fake.WeComOpToken, fake.WeComFault{Delay: 200 * time.Millisecond})
@@ -309,7 +309,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 	for i, u := range users {
 		ids[i] = u.ID
 	}
-	res, err := e.h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.acct.ID, BotID: bot.ID, TargetIDs: ids, Message: text("all")})
+	res, err := e.H.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.Account.ID, BotID: bot.ID, TargetIDs: ids, Message: text("all")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,10 +333,10 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		{"token refused as invalid", func() {
 			e.wc.Fail(fake.WeComOpSend, fake.WeComFault{ErrCode: 40014, ErrMsg: "invalid access_token"})
 		}, 3, 2},
-		{"refreshed early, before it expires", func() { e.h.Clock.Advance(7200*time.Second - time.Minute) }, 4, 1},
+		{"refreshed early, before it expires", func() { e.H.Clock.Advance(7200*time.Second - time.Minute) }, 4, 1},
 		{"token endpoint busy, retried", func() {
 			e.wc.ExpireTokens()
-			e.h.Clock.Advance(7200 * time.Second)
+			e.H.Clock.Advance(7200 * time.Second)
 			e.wc.Fail(fake.WeComOpToken, fake.WeComFault{ErrCode: -1, ErrMsg: "system busy"})
 		}, 6, 1},
 	}
@@ -344,7 +344,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			s.before()
 			sends, delivered := e.wc.Requests(fake.WeComOpSend), len(e.wc.Messages())
-			j := e.send(t, bot, users[0], text(s.name))
+			j := e.Send(t, bot, users[0], text(s.name))
 			if j.State != push.Succeeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
@@ -362,9 +362,9 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 	t.Run("wrong secret fails without echoing it", func(t *testing.T) {
 		bad := app
 		bad.Secret = "WrongSecret_0123456789abcdefghij"
-		b := e.bot(t, bad.Config(e.wc), nil)
-		tg := e.target(t, b, push.TargetUser, "user0")
-		j := e.send(t, b, tg, text("x"))
+		b := e.Bot(t, bad.Config(e.wc), nil)
+		tg := e.Target(t, b, push.TargetUser, "user0")
+		j := e.Send(t, b, tg, text("x"))
 		if j.State != push.Failed || !strings.Contains(j.Error, "(code 40001)") || !strings.Contains(j.Error, "check corp_id and corp_secret") {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
@@ -382,17 +382,17 @@ func TestErrorClasses(t *testing.T) {
 	app := e.wc.NewApp()
 	e.wc.AddUser(app.CorpID, "ok", fake.WeComActive)
 	e.wc.AddUser(app.CorpID, "nolicense", fake.WeComUnlicensed)
-	bot := e.bot(t, app.Config(e.wc), nil)
+	bot := e.Bot(t, app.Config(e.wc), nil)
 	robotKey := e.wc.NewRobot()
-	robot := e.bot(t, e.wc.RobotConfig(robotKey), nil)
-	robotTarget := e.target(t, robot, push.TargetGroup, "robot")
-	deadRobot := e.bot(t, e.wc.RobotConfig("0000dead-0000-4bc4-97a0-000000000000"), nil)
-	deadTarget := e.target(t, deadRobot, push.TargetGroup, "robot")
-	e.img.Add("/page.html", []byte("<html>not an image</html>"), "text/html")
-	e.img.Add("/anim.gif", []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"), "image/gif")
-	ok := e.target(t, bot, push.TargetUser, "ok")
-	stranger := e.target(t, bot, push.TargetUser, "stranger")
-	nolicense := e.target(t, bot, push.TargetUser, "nolicense")
+	robot := e.Bot(t, e.wc.RobotConfig(robotKey), nil)
+	robotTarget := e.Target(t, robot, push.TargetGroup, "robot")
+	deadRobot := e.Bot(t, e.wc.RobotConfig("0000dead-0000-4bc4-97a0-000000000000"), nil)
+	deadTarget := e.Target(t, deadRobot, push.TargetGroup, "robot")
+	e.Images.Add("/page.html", []byte("<html>not an image</html>"), "text/html")
+	e.Images.Add("/anim.gif", []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"), "image/gif")
+	ok := e.Target(t, bot, push.TargetUser, "ok")
+	stranger := e.Target(t, bot, push.TargetUser, "stranger")
+	nolicense := e.Target(t, bot, push.TargetUser, "nolicense")
 
 	cases := []struct {
 		name      string
@@ -437,17 +437,17 @@ func TestErrorClasses(t *testing.T) {
 		{name: "unreadable 200", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{Status: 200, Body: "<html>maintenance</html>"}}},
 			state:  push.Uncertain, errHas: []string{"could not be read"}, sends: 1},
-		{name: "upload dropped is retried: no message was sent", bot: bot, target: ok, msg: image(e.img.URL("/chart.png"), ""),
+		{name: "upload dropped is retried: no message was sent", bot: bot, target: ok, msg: image(e.Images.URL("/chart.png"), ""),
 			faults: map[string][]fake.WeComFault{"upload": {{Drop: true, Process: true}}},
 			state:  push.Succeeded, delivered: 1, sends: 1, uploads: 2},
-		{name: "upload refused", bot: bot, target: ok, msg: image(e.img.URL("/chart.png"), ""),
+		{name: "upload refused", bot: bot, target: ok, msg: image(e.Images.URL("/chart.png"), ""),
 			faults: map[string][]fake.WeComFault{"upload": {{ErrCode: 40009, ErrMsg: "invalid image size"}}},
 			state:  push.Failed, errHas: []string{"(code 40009)"}, uploads: 1},
-		{name: "image URL not found", bot: bot, target: ok, msg: image(e.img.URL("/missing.png"), ""),
+		{name: "image URL not found", bot: bot, target: ok, msg: image(e.Images.URL("/missing.png"), ""),
 			state: push.Failed, errHas: []string{"HTTP 404", "image_fetch"}},
-		{name: "image URL not an image", bot: bot, target: ok, msg: image(e.img.URL("/page.html"), ""),
+		{name: "image URL not an image", bot: bot, target: ok, msg: image(e.Images.URL("/page.html"), ""),
 			state: push.Failed, errHas: []string{"did not return an image"}},
-		{name: "gif refused", bot: bot, target: ok, msg: image(e.img.URL("/anim.gif"), ""),
+		{name: "gif refused", bot: bot, target: ok, msg: image(e.Images.URL("/anim.gif"), ""),
 			state: push.Failed, errHas: []string{"does not take image/gif"}},
 		{name: "robot: bad webhook key", bot: deadRobot, target: deadTarget, msg: text("x"),
 			state: push.Failed, errHas: []string{"(code 93000)", "invalid webhook url", "check webhook_key"}, sends: 1},
@@ -464,7 +464,7 @@ func TestErrorClasses(t *testing.T) {
 				e.wc.Fail(op, fs...)
 			}
 			sends, delivered, uploads := e.wc.Requests(fake.WeComOpSend), len(e.wc.Messages()), e.wc.Requests(fake.WeComOpUpload)
-			j := e.send(t, c.bot, c.target, c.msg)
+			j := e.Send(t, c.bot, c.target, c.msg)
 			if j.State != c.state {
 				t.Fatalf("job %s (%s), want %s", j.State, j.Error, c.state)
 			}
@@ -494,11 +494,11 @@ func TestSendTimeout(t *testing.T) {
 	e := newEnv(t, testkit.WithLimits(push.Limits{AttemptTimeout: 400 * time.Millisecond}))
 	app := e.wc.NewApp()
 	e.wc.AddUser(app.CorpID, "u", fake.WeComActive)
-	bot := e.bot(t, app.Config(e.wc), nil)
-	tg := e.target(t, bot, push.TargetUser, "u")
-	e.send(t, bot, tg, text("warm the token cache"))
+	bot := e.Bot(t, app.Config(e.wc), nil)
+	tg := e.Target(t, bot, push.TargetUser, "u")
+	e.Send(t, bot, tg, text("warm the token cache"))
 	e.wc.Fail(fake.WeComOpSend, fake.WeComFault{Delay: 2 * time.Second})
-	j := e.send(t, bot, tg, text("slow"))
+	j := e.Send(t, bot, tg, text("slow"))
 	if j.State != push.Uncertain || !strings.Contains(j.Error, "no answer after the request was sent") {
 		t.Fatalf("job %s: %s", j.State, j.Error)
 	}
@@ -515,13 +515,13 @@ func TestDuplicateCheck(t *testing.T) {
 	e := newEnv(t)
 	app := e.wc.NewApp()
 	e.wc.AddUser(app.CorpID, "u", fake.WeComActive)
-	checked := e.bot(t, app.Config(e.wc), map[string]any{"duplicate_check_interval": 600})
-	plain := e.bot(t, app.Config(e.wc), nil)
-	tc, tp := e.target(t, checked, push.TargetUser, "u"), e.target(t, plain, push.TargetUser, "u")
+	checked := e.Bot(t, app.Config(e.wc), map[string]any{"duplicate_check_interval": 600})
+	plain := e.Bot(t, app.Config(e.wc), nil)
+	tc, tp := e.Target(t, checked, push.TargetUser, "u"), e.Target(t, plain, push.TargetUser, "u")
 
-	first := e.send(t, checked, tc, text("disk full"))
-	second := e.send(t, checked, tc, text("disk full"))
-	third := e.send(t, checked, tc, text("disk ok"))
+	first := e.Send(t, checked, tc, text("disk full"))
+	second := e.Send(t, checked, tc, text("disk full"))
+	third := e.Send(t, checked, tc, text("disk ok"))
 	for _, j := range []push.Job{first, second, third} {
 		if j.State != push.Succeeded {
 			t.Fatalf("job %s: %s", j.State, j.Error)
@@ -535,8 +535,8 @@ func TestDuplicateCheck(t *testing.T) {
 		t.Fatalf("request carried enable_duplicate_check=%d interval=%d", msgs[0].DuplicateCheck, msgs[0].DuplicateInterval)
 	}
 	// Without the option, identical messages are all delivered.
-	e.send(t, plain, tp, text("same"))
-	e.send(t, plain, tp, text("same"))
+	e.Send(t, plain, tp, text("same"))
+	e.Send(t, plain, tp, text("same"))
 	msgs = e.wc.Messages()
 	if len(msgs) != 4 || msgs[3].DuplicateCheck != 0 {
 		t.Fatalf("without the duplicate check: %d delivered, check=%d", len(msgs), msgs[len(msgs)-1].DuplicateCheck)
@@ -551,13 +551,13 @@ func TestConcurrentBotsShareNothing(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		app := e.wc.NewApp()
 		e.wc.AddUser(app.CorpID, "u", fake.WeComActive)
-		bot := e.bot(t, app.Config(e.wc), nil)
-		tg := e.target(t, bot, push.TargetUser, "u")
+		bot := e.Bot(t, app.Config(e.wc), nil)
+		tg := e.Target(t, bot, push.TargetUser, "u")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for k := 0; k < 3; k++ {
-				res, err := e.h.Engine.Send(ctx, push.SendRequest{AccountID: e.acct.ID, BotID: bot.ID, TargetID: tg.ID, Message: text(fmt.Sprint(k))})
+				res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: bot.ID, TargetID: tg.ID, Message: text(fmt.Sprint(k))})
 				if err != nil || res.Jobs[0].State != push.Succeeded {
 					t.Errorf("send: %v %+v", err, res.Jobs)
 				}

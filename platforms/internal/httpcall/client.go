@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -135,4 +136,22 @@ func Unreadable(r *Response, err error) *push.SendError {
 // processed the request.
 func GatewayFailure(r *Response) *push.SendError {
 	return &push.SendError{Outcome: push.OutcomeUncertain, Message: fmt.Sprintf("HTTP %d from the platform or a gateway in front of it", r.Status)}
+}
+
+// Foreign classifies an answer whose body is not the platform's own (a
+// proxy's error page, an empty or cut body) by its status: a 2xx is
+// Unreadable (why says what could not be read), 429 Retryable after the
+// Retry-After header, 5xx a GatewayFailure, and any other status a
+// definitive refusal. platform and name name the platform in its message
+// ("pushplus", "PushPlus").
+func Foreign(r *Response, why error, platform, name string) *push.SendError {
+	switch {
+	case r.Status >= 200 && r.Status < 300:
+		return Unreadable(r, why)
+	case r.Status == http.StatusTooManyRequests:
+		return &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: RetryAfter(r.Header)}
+	case r.Status >= 500:
+		return GatewayFailure(r)
+	}
+	return push.DefinitiveError(strconv.Itoa(r.Status), "%s answered HTTP %d with a body that is not %s's", platform, r.Status, name)
 }

@@ -73,3 +73,28 @@ func TestDoClassifiesTransportFailures(t *testing.T) {
 		t.Fatalf("canceled before sending: %v", err)
 	}
 }
+
+func TestForeign(t *testing.T) {
+	why := errors.New("no code in the answer")
+	tests := []struct {
+		name   string
+		resp   Response
+		want   push.Outcome
+		code   string
+		errHas string
+		after  time.Duration
+	}{
+		{"a 2xx is unreadable: it may have been sent", Response{Status: 200}, push.OutcomeUncertain, "", "could not be read: no code in the answer", 0},
+		{"429 waits for Retry-After", Response{Status: 429, Header: http.Header{"Retry-After": {"7"}}}, push.OutcomeRetryable, "429", "too many requests", 7 * time.Second},
+		{"5xx is a gateway's failure", Response{Status: 502}, push.OutcomeUncertain, "", "HTTP 502 from the platform or a gateway", 0},
+		{"another status is a refusal", Response{Status: 404}, push.OutcomeDefinitive, "404", "pushplus answered HTTP 404 with a body that is not PushPlus's", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			se := Foreign(&tt.resp, why, "pushplus", "PushPlus")
+			if se.Outcome != tt.want || se.Code != tt.code || se.RetryAfter != tt.after || !strings.Contains(se.Message, tt.errHas) {
+				t.Fatalf("%+v, want %s code %q after %s with %q", se, tt.want, tt.code, tt.after, tt.errHas)
+			}
+		})
+	}
+}

@@ -18,3 +18,18 @@ type Deps struct {
 	// Pacer spaces out sends per platform limits; nil turns pacing off.
 	Pacer *pacing.Pacer
 }
+
+// WithDefaults returns d with a default for every dependency left nil
+// but the pacer (a provider built outside the registry, as in tests).
+func (d Deps) WithDefaults() Deps {
+	if d.Client == nil {
+		d.Client = httpcall.New(httpcall.Options{})
+	}
+	if d.Tokens == nil {
+		d.Tokens = tokencache.New(tokencache.Options{})
+	}
+	if d.Images == nil {
+		d.Images = imagefetch.New(imagefetch.Options{UserAgent: httpcall.UserAgent})
+	}
+	return d
+}

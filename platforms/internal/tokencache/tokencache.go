@@ -8,8 +8,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/heraldpush/herald/push"
 )
 
 // Token is an access token and when it stops working.
@@ -172,4 +175,30 @@ func Do[T any](ctx context.Context, c *Cache, key string, fetch FetchFunc,
 		return zero, err
 	}
 	return call(ctx, tok)
+}
+
+// Refused is a platform's answer refusing the access token a call used
+// (expired, replaced, failed the check). DoRefreshing fetches a new token
+// and tries the call once more when a call fails with it.
+type Refused struct{ Err *push.SendError }
+
+func (e *Refused) Error() string { return e.Err.Error() }
+func (e *Refused) Unwrap() error { return e.Err }
+
+func refused(err error) bool {
+	var r *Refused
+	return errors.As(err, &r)
+}
+
+// DoRefreshing is Do for calls that report a refused token as *Refused.
+// A freshly fetched token refused again is a definitive failure; hint
+// says what to check.
+func DoRefreshing[T any](ctx context.Context, c *Cache, key string, fetch FetchFunc,
+	call func(ctx context.Context, token string) (T, error), hint string) (T, error) {
+	v, err := Do(ctx, c, key, fetch, call, refused)
+	var r *Refused
+	if errors.As(err, &r) {
+		return v, push.DefinitiveError(r.Err.Code, "%s: %s", r.Err.Message, hint)
+	}
+	return v, err
 }
