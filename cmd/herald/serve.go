@@ -103,6 +103,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	workers := fs.Int("workers", 8, "jobs sent at once (0: API only, with --redis)")
 	drain := fs.Duration("drain-timeout", 15*time.Second, "on SIGTERM, how long running sends may take to finish")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's runtime profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (loopback only; empty: off)")
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
 	}
@@ -115,6 +116,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log, err := ef.logger(stderr)
 	if err != nil {
 		return err
+	}
+	if *pprofAddr != "" {
+		stopPprof, err := servePprof(*pprofAddr, log, stdout)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
 	}
 	m := metrics.New(metrics.Options{Logger: log})
 	n, err := openNode(ctx, &ef, *workers, log, func(o *push.Options) { o.Observer = m })
