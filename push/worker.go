@@ -45,12 +45,15 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 				settled = true
 				return err
 			}
-			bot, err = tx.Bot(ctx, j.BotID)
+			// Bots and targets never change: the catalog spares reading
+			// them (and reads them through tx when it must, as the
+			// transaction may hold the store's only connection).
+			bot, err = e.catalog.bot(ctx, tx, j.BotID)
 			if err != nil {
 				return err
 			}
 			if j.TargetID != 0 {
-				if target, err = tx.Target(ctx, j.TargetID); err != nil {
+				if target, err = e.catalog.target(ctx, tx, j.TargetID); err != nil {
 					return err
 				}
 			}

@@ -18,10 +18,18 @@ import (
 
 const totalRow = 0
 
+// The statements of the backlog counters, prepared once.
+const (
+	addBacklogSQL     = "UPDATE backlog SET n = n + ? WHERE bot_id = ? AND n + ? <= ?"
+	createBacklogSQL  = "INSERT INTO backlog (bot_id, n) VALUES (?, 0) ON CONFLICT (bot_id) DO NOTHING"
+	releaseBacklogSQL = "UPDATE backlog SET n = CASE WHEN n >= ? THEN n - ? ELSE 0 END WHERE bot_id = ?"
+)
+
 // ReserveBacklog implements push.Tx.
 func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPerBot, maxTotal int) error {
 	total := 0
-	bots := make([]int64, 0, len(perBot))
+	var one [1]int64
+	bots := one[:0]
 	for id, n := range perBot {
 		total += n
 		bots = append(bots, id)
@@ -31,14 +39,6 @@ func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPe
 	}
 	slices.Sort(bots) // one lock order for every transaction
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		rows := make([]backlogRow, 0, len(bots)+1)
-		rows = append(rows, backlogRow{BotID: totalRow})
-		for _, id := range bots {
-			rows = append(rows, backlogRow{BotID: id})
-		}
-		if _, err := q.w.NewInsert().Model(&rows).On("CONFLICT (bot_id) DO NOTHING").Exec(ctx); err != nil {
-			return q.fail(err, "create backlog counters")
-		}
 		ok, err := q.addBacklog(ctx, totalRow, total, maxTotal)
 		if err != nil {
 			return err
@@ -63,27 +63,32 @@ func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPe
 	})
 }
 
+// addBacklog counts n more active jobs on the bot's counter (the service's
+// for totalRow) unless that passes max, creating the counter on first use.
 func (q queries) addBacklog(ctx context.Context, botID int64, n, max int) (bool, error) {
-	res, err := q.w.NewUpdate().Model((*backlogRow)(nil)).
-		Set("n = n + ?", n).
-		Where("bot_id = ?", botID).
-		Where("n + ? <= ?", n, max).
-		Exec(ctx)
-	if err != nil {
-		return false, q.fail(err, "count backlog")
+	for created := false; ; created = true {
+		res, err := q.exec(ctx, addBacklogSQL, n, botID, n, max)
+		if err != nil {
+			return false, q.fail(err, "count backlog")
+		}
+		if affected, _ := res.RowsAffected(); affected == 1 {
+			return true, nil
+		}
+		if created {
+			return false, nil // the counter exists: the limit refused
+		}
+		// No row matched: the counter is full, or does not exist yet.
+		if _, err := q.exec(ctx, createBacklogSQL, botID); err != nil {
+			return false, q.fail(err, "create backlog counter")
+		}
 	}
-	affected, _ := res.RowsAffected()
-	return affected == 1, nil
 }
 
 // ReleaseBacklog implements push.Tx.
 func (q queries) ReleaseBacklog(ctx context.Context, botID int64, n int) error {
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
 		for _, id := range []int64{totalRow, botID} {
-			if _, err := q.w.NewUpdate().Model((*backlogRow)(nil)).
-				Set("n = CASE WHEN n >= ? THEN n - ? ELSE 0 END", n, n).
-				Where("bot_id = ?", id).
-				Exec(ctx); err != nil {
+			if _, err := q.exec(ctx, releaseBacklogSQL, n, n, id); err != nil {
 				return q.fail(err, "release backlog")
 			}
 		}

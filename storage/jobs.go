@@ -7,29 +7,70 @@ import (
 	"github.com/heraldpush/herald/push"
 )
 
+// jobColumns are the columns of a job row, in the order scanJob reads
+// them.
+const jobColumns = "seq, id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
+	"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms"
+
+// The hot statements of a job's life, prepared once.
+const (
+	insertJobSQL = "INSERT INTO jobs (id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
+		"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms) " +
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
+	selectJobSQL = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
+	// moveJobSQL sets started_ms (and counts an attempt) when the first
+	// flag is 1, finished_ms when the second is, the error when the third
+	// is, and the platform index when one is given.
+	moveJobSQL = "UPDATE jobs SET state = ?, updated_ms = ?, " +
+		"started_ms = CASE WHEN ? = 1 THEN ? ELSE started_ms END, attempts = attempts + ?, " +
+		"finished_ms = CASE WHEN ? = 1 THEN ? ELSE finished_ms END, " +
+		"error = CASE WHEN ? = 1 THEN ? ELSE error END, " +
+		"platform_index = CASE WHEN ? = '' THEN platform_index ELSE ? END " +
+		"WHERE id = ? AND state = ? RETURNING " + jobColumns
+)
+
+// scanJob reads a row of jobColumns.
+func scanJob(scan func(dest ...any) error) (jobRow, error) {
+	var r jobRow
+	err := scan(&r.Seq, &r.ID, &r.AccountID, &r.BotID, &r.TargetID, &r.Platform, &r.TargetType, &r.MsgType, &r.Content, &r.ImageURL,
+		&r.Wakeup, &r.State, &r.Cost, &r.Attempts, &r.Error, &r.PlatformIndex, &r.IdemKey, &r.CreatedMs, &r.UpdatedMs,
+		&r.StartedMs, &r.FinishedMs, &r.ExpiresMs)
+	return r, err
+}
+
 // CreateJobs implements push.Tx.
 func (q queries) CreateJobs(ctx context.Context, jobs []*push.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	rows := make([]jobRow, len(jobs))
-	for i, j := range jobs {
-		rows[i] = jobToRow(j)
-		rows[i].Seq = 0
-	}
-	if _, err := q.w.NewInsert().Model(&rows).Returning("seq").Exec(ctx); err != nil {
-		return q.fail(err, "create jobs")
-	}
-	for i, j := range jobs {
-		j.MessageID = rows[i].Seq
-	}
-	return nil
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		st, done, err := q.stmt(ctx, true, insertJobSQL)
+		if err != nil {
+			return q.fail(err, "create jobs")
+		}
+		defer done()
+		for _, j := range jobs {
+			r := jobToRow(j)
+			var seq int64
+			if err := st.QueryRowContext(ctx, r.ID, r.AccountID, r.BotID, r.TargetID, r.Platform, r.TargetType, r.MsgType, r.Content,
+				r.ImageURL, r.Wakeup, r.State, r.Cost, r.Attempts, r.Error, r.PlatformIndex, r.IdemKey, r.CreatedMs, r.UpdatedMs,
+				r.StartedMs, r.FinishedMs, r.ExpiresMs).Scan(&seq); err != nil {
+				return q.fail(err, "create jobs")
+			}
+			j.MessageID = seq
+		}
+		return nil
+	})
 }
 
 // Job implements push.Tx.
 func (q queries) Job(ctx context.Context, id string) (push.Job, error) {
-	var row jobRow
-	err := q.r.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	st, done, err := q.stmt(ctx, false, selectJobSQL)
+	if err != nil {
+		return push.Job{}, q.fail(err, "read job")
+	}
+	defer done()
+	row, err := scanJob(st.QueryRowContext(ctx, id).Scan)
 	if isNoRows(err) {
 		return push.Job{}, push.Errorf(push.NotFound, "job_not_found", "job %s does not exist", id)
 	}
@@ -76,25 +117,18 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 		return push.Job{}, push.Errorf(push.Conflict, push.ReasonStateChanged, "a job cannot move from %s to %s", m.From, m.To)
 	}
 	at := toMs(m.At)
-	upd := q.w.NewUpdate().Model((*jobRow)(nil)).
-		Set("state = ?", string(m.To)).
-		Set("updated_ms = ?", at).
-		Where("id = ?", m.ID).
-		Where("state = ?", string(m.From))
-	if m.To == push.Running {
-		upd = upd.Set("started_ms = ?", at).Set("attempts = attempts + 1")
+	started := flag(m.To == push.Running)
+	st, done, err := q.stmt(ctx, true, moveJobSQL)
+	if err != nil {
+		return push.Job{}, q.fail(err, "move job")
 	}
-	if m.To.Settled() {
-		upd = upd.Set("finished_ms = ?", at)
-	}
-	if m.Error != "" || m.To == push.Succeeded {
-		upd = upd.Set("error = ?", m.Error)
-	}
-	if m.PlatformIndex != "" {
-		upd = upd.Set("platform_index = ?", m.PlatformIndex)
-	}
-	var row jobRow
-	err := upd.Returning("*").Scan(ctx, &row)
+	defer done()
+	row, err := scanJob(st.QueryRowContext(ctx, string(m.To), at,
+		started, at, started,
+		flag(m.To.Settled()), at,
+		flag(m.Error != "" || m.To == push.Succeeded), m.Error,
+		m.PlatformIndex, m.PlatformIndex,
+		m.ID, string(m.From)).Scan)
 	if isNoRows(err) {
 		cur, err := q.Job(ctx, m.ID)
 		if err != nil {
@@ -106,6 +140,14 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 		return push.Job{}, q.fail(err, "move job")
 	}
 	return row.job(), nil
+}
+
+// flag is a boolean as a statement parameter.
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // FindJobs implements push.Tx.

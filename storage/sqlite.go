@@ -110,13 +110,17 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	var s *Store
 	if memory {
-		return newStore(w, w, sqliteDialect(), w.Close), nil
+		s = newStore(w, w, sqliteDialect(), w.Close)
+	} else {
+		r, err := open(4)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		s = newStore(w, r, sqliteDialect(), r.Close, w.Close)
 	}
-	r, err := open(4)
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	return newStore(w, r, sqliteDialect(), r.Close, w.Close), nil
+	s.groupCommit()
+	return s, nil
 }

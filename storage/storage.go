@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -20,6 +21,12 @@ type Store struct {
 	r       *bun.DB // readers; the same as w when the database allows one connection
 	dialect dialect
 	closers []func() error
+
+	commit    *committer // group commit of write transactions (SQLite); nil: one database transaction each
+	stmts     stmtCache
+	pgQueries sync.Map // statement text → the same with PostgreSQL placeholders
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ push.Store = (*Store)(nil)
@@ -49,6 +56,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.prepareAll(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -58,7 +69,15 @@ func newStore(w, r *bun.DB, d dialect, closers ...func() error) *Store {
 	return s
 }
 
-// Update implements push.Store: fn runs in one read-write transaction.
+// groupCommit makes the store commit the write transactions of
+// concurrent callers together (see committer).
+func (s *Store) groupCommit() { s.commit = newCommitter(s) }
+
+// Update implements push.Store: fn runs in one read-write transaction. On
+// SQLite, the transactions of concurrent callers are committed together,
+// each fn in a savepoint of its own: a fn that returns an error rolls back
+// its own writes only, and Update returns once the writes of fn are
+// committed.
 func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx push.Tx) error) error {
 	return s.runTx(ctx, func(ctx context.Context, q queries) error { return fn(ctx, q) })
 }
@@ -67,12 +86,22 @@ func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx push
 // break a conflict (serialization failure, deadlock) is run again.
 const maxTxAttempts = 5
 
-// runTx runs fn in a read-write transaction on the writer, again when the
-// database aborted it to break a conflict, and classifies the error.
+// runTx runs fn in a read-write transaction: through the group commit
+// when the store has one, else on its own.
 func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
+	if s.commit != nil {
+		return s.commit.run(ctx, fn)
+	}
+	return s.runTxDirect(ctx, fn)
+}
+
+// runTxDirect runs fn in a read-write transaction of its own on the
+// writer, again when the database aborted it to break a conflict, and
+// classifies the error.
+func (s *Store) runTxDirect(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true})
+			return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true, tx: tx.Tx})
 		})
 		if err == nil || attempt >= maxTxAttempts || s.dialect.isRetryable == nil || !s.dialect.isRetryable(err) {
 			return s.dialect.classify(err)
@@ -98,15 +127,21 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close implements push.Store.
+// Close implements push.Store: it waits for the transactions under way,
+// then closes the database.
 func (s *Store) Close() error {
-	var first error
-	for _, c := range s.closers {
-		if err := c(); err != nil && first == nil {
-			first = err
+	s.closeOnce.Do(func() {
+		if s.commit != nil {
+			s.commit.close()
 		}
-	}
-	return first
+		s.stmts.close()
+		for _, c := range s.closers {
+			if err := c(); err != nil && s.closeErr == nil {
+				s.closeErr = err
+			}
+		}
+	})
+	return s.closeErr
 }
 
 // DB returns the writer database, for tests and tools that inspect it.
@@ -118,6 +153,7 @@ type queries struct {
 	r, w  bun.IDB
 	store *Store
 	inTx  bool
+	tx    *sql.Tx // the transaction's, when inTx
 }
 
 // atomic runs fn in a transaction: the current one inside Update, or a new
