@@ -432,7 +432,7 @@ func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to Stat
 	if !CanMove(j.State, to) {
 		return j, Errorf(Conflict, ReasonStateChanged, "job %s is %s and cannot become %s", j.ID, j.State, to)
 	}
-	nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: j.State, To: to, At: now, Error: msg, PlatformIndex: platformIndex})
+	nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: j.State, To: to, At: now, Error: msg, PlatformIndex: platformIndex, Job: &j})
 	if err != nil {
 		return j, err
 	}

@@ -116,6 +116,11 @@ type JobMove struct {
 	At            time.Time
 	Error         string // set on failed, uncertain, canceled, expired
 	PlatformIndex string // set on succeeded
+	// Job, when set, is the job as it stood in state From, as read from
+	// or returned by the store (or as created). Job states never repeat,
+	// so a job still in From is still that job, and the store may build
+	// the moved job from it instead of reading the row back.
+	Job *Job
 }
 
 // NewJobID returns a random (version 4) UUID.

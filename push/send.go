@@ -214,7 +214,7 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	notices, stop := e.subscribe(ids)
+	notices, stop := e.subscribe(ids, jobs)
 	defer stop()
 	if err := e.queue.Enqueue(ctx, ids...); err != nil {
 		// The jobs are committed; recovery or the reconciler enqueues them.
@@ -229,9 +229,10 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 }
 
 // subscribe asks for the completion notices of the jobs and for their
-// settled rows from this process's workers.
-func (e *Engine) subscribe(ids []string) (<-chan string, func()) {
-	e.handoff.want(ids)
+// settled rows from this process's workers, and offers the workers the
+// jobs as created (planned, when this request created them).
+func (e *Engine) subscribe(ids []string, planned []*Job) (<-chan string, func()) {
+	e.handoff.want(ids, planned)
 	notices, stop := e.notifier.Subscribe(ids)
 	return notices, func() {
 		stop()
@@ -405,7 +406,7 @@ func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, kind Request
 		return Result{}, Errorf(Conflict, "idempotency_conflict", "the Idempotency-Key %q was already used for %s: one key maps to one message; use a new key for a new message", rec.Key, what)
 	}
 	e.obs.Replay(kind)
-	notices, stop := e.subscribe(rec.JobIDs)
+	notices, stop := e.subscribe(rec.JobIDs, nil)
 	defer stop()
 	jobs, err := e.store.Jobs(ctx, rec.JobIDs)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/push"
-	"github.com/uptrace/bun"
 )
 
 // The backlog table counts active (queued or running) jobs per bot, with
@@ -22,7 +21,9 @@ const totalRow = 0
 const (
 	addBacklogSQL     = "UPDATE backlog SET n = n + ? WHERE bot_id = ? AND n + ? <= ?"
 	createBacklogSQL  = "INSERT INTO backlog (bot_id, n) VALUES (?, 0) ON CONFLICT (bot_id) DO NOTHING"
-	releaseBacklogSQL = "UPDATE backlog SET n = CASE WHEN n >= ? THEN n - ? ELSE 0 END WHERE bot_id = ?"
+	// releaseBacklogSQL updates the service's row and the bot's; an index
+	// scan takes them in key order, as ReserveBacklog does.
+	releaseBacklogSQL = "UPDATE backlog SET n = CASE WHEN n >= ? THEN n - ? ELSE 0 END WHERE bot_id IN (?, ?)"
 )
 
 // ReserveBacklog implements push.Tx.
@@ -86,14 +87,10 @@ func (q queries) addBacklog(ctx context.Context, botID int64, n, max int) (bool,
 
 // ReleaseBacklog implements push.Tx.
 func (q queries) ReleaseBacklog(ctx context.Context, botID int64, n int) error {
-	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		for _, id := range []int64{totalRow, botID} {
-			if _, err := q.exec(ctx, releaseBacklogSQL, n, n, id); err != nil {
-				return q.fail(err, "release backlog")
-			}
-		}
-		return nil
-	})
+	if _, err := q.exec(ctx, releaseBacklogSQL, n, n, totalRow, botID); err != nil {
+		return q.fail(err, "release backlog")
+	}
+	return nil
 }
 
 // Backlog implements push.Tx.
@@ -119,7 +116,7 @@ func (s *Store) BacklogByPlatform(ctx context.Context) (map[string]int, error) {
 	}
 	err := s.r.NewSelect().Model((*jobRow)(nil)).
 		ColumnExpr("platform").ColumnExpr("count(*) AS n").
-		Where("state IN (?, ?)", string(push.Queued), string(push.Running)).
+		Where("(state = ? OR state = ?)", string(push.Queued), string(push.Running)). // the partial index jobs_active
 		Group("platform").
 		Scan(ctx, &rows)
 	if err != nil {
@@ -157,7 +154,7 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 		}
 		if err := q.w.NewSelect().Model((*jobRow)(nil)).
 			Column("bot_id").ColumnExpr("COUNT(*) AS n").
-			Where("state IN (?)", bun.List([]string{string(push.Queued), string(push.Running)})).
+			Where("(state = ? OR state = ?)", string(push.Queued), string(push.Running)). // the partial index jobs_active
 			Group("bot_id").
 			Scan(ctx, &active); err != nil {
 			return q.fail(err, "count active jobs")

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"runtime"
 	"context"
 	"sync"
 	"time"
@@ -99,6 +100,11 @@ func (c *committer) loop() {
 	batch := make([]*txRequest, 0, maxBatch)
 	for first := range c.reqs {
 		batch = append(batch[:0], first)
+		// Let the goroutines that are ready to submit do so first: on a
+		// busy server this makes batches several times larger (each
+		// commit costs the same however many it carries) for a few
+		// microseconds of waiting.
+		runtime.Gosched()
 	more:
 		for len(batch) < maxBatch {
 			select {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -26,7 +27,8 @@ const (
 		"finished_ms = CASE WHEN ? = 1 THEN ? ELSE finished_ms END, " +
 		"error = CASE WHEN ? = 1 THEN ? ELSE error END, " +
 		"platform_index = CASE WHEN ? = '' THEN platform_index ELSE ? END " +
-		"WHERE id = ? AND state = ? RETURNING " + jobColumns
+		"WHERE id = ? AND state = ?"
+	moveJobReturningSQL = moveJobSQL + " RETURNING " + jobColumns
 )
 
 // scanJob reads a row of jobColumns.
@@ -111,24 +113,39 @@ func (q queries) Jobs(ctx context.Context, ids []string) ([]push.Job, error) {
 	return out, nil
 }
 
-// MoveJob implements push.Tx.
+// MoveJob implements push.Tx. When the move carries the job as it stood
+// in m.From, the moved job is built from it (the row is not read back).
 func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) {
 	if !push.CanMove(m.From, m.To) {
 		return push.Job{}, push.Errorf(push.Conflict, push.ReasonStateChanged, "a job cannot move from %s to %s", m.From, m.To)
 	}
 	at := toMs(m.At)
 	started := flag(m.To == push.Running)
-	st, done, err := q.stmt(ctx, true, moveJobSQL)
-	if err != nil {
-		return push.Job{}, q.fail(err, "move job")
-	}
-	defer done()
-	row, err := scanJob(st.QueryRowContext(ctx, string(m.To), at,
+	args := []any{string(m.To), at,
 		started, at, started,
 		flag(m.To.Settled()), at,
 		flag(m.Error != "" || m.To == push.Succeeded), m.Error,
 		m.PlatformIndex, m.PlatformIndex,
-		m.ID, string(m.From)).Scan)
+		m.ID, string(m.From)}
+	known := m.Job != nil && m.Job.ID == m.ID && m.Job.State == m.From
+	var row jobRow
+	var err error
+	if known {
+		var res sql.Result
+		if res, err = q.exec(ctx, moveJobSQL, args...); err == nil {
+			if n, _ := res.RowsAffected(); n == 0 {
+				err = sql.ErrNoRows
+			}
+		}
+	} else {
+		var st *sql.Stmt
+		var done func()
+		if st, done, err = q.stmt(ctx, true, moveJobReturningSQL); err != nil {
+			return push.Job{}, q.fail(err, "move job")
+		}
+		row, err = scanJob(st.QueryRowContext(ctx, args...).Scan)
+		done()
+	}
 	if isNoRows(err) {
 		cur, err := q.Job(ctx, m.ID)
 		if err != nil {
@@ -139,7 +156,35 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 	if err != nil {
 		return push.Job{}, q.fail(err, "move job")
 	}
+	if known {
+		return movedJob(*m.Job, m), nil
+	}
 	return row.job(), nil
+}
+
+// movedJob is what moveJobSQL makes of j, read back as the store reads
+// rows (times in milliseconds, UTC).
+func movedJob(j push.Job, m push.JobMove) push.Job {
+	at := fromMs(toMs(m.At))
+	j.State = m.To
+	j.UpdatedAt = at
+	if m.To == push.Running {
+		j.StartedAt = at
+		j.Attempts++
+	}
+	if m.To.Settled() {
+		j.FinishedAt = at
+	}
+	if m.Error != "" || m.To == push.Succeeded {
+		j.Error = m.Error
+	}
+	if m.PlatformIndex != "" {
+		j.PlatformIndex = m.PlatformIndex
+	}
+	for _, t := range []*time.Time{&j.CreatedAt, &j.StartedAt, &j.FinishedAt, &j.ExpiresAt} {
+		*t = fromMs(toMs(*t))
+	}
+	return j
 }
 
 // flag is a boolean as a statement parameter.

@@ -88,7 +88,7 @@ func dollarPlaceholders(query string) string {
 // pool would wait for the connection the transaction holds.
 func preparedStatements() []string {
 	return []string{
-		insertJobSQL, selectJobSQL, moveJobSQL,
+		insertJobSQL, selectJobSQL, moveJobSQL, moveJobReturningSQL,
 		selectIdempotencySQL, insertIdempotencySQL,
 		addBacklogSQL, createBacklogSQL, releaseBacklogSQL,
 		chargeSQL, insertLedgerSQL,

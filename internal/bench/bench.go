@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -274,6 +275,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		deliveredBefore = platform.Delivered()
 	}
+	selfBefore := selfCPU()
 	l.win.start.Store(time.Now().UnixNano())
 	rss := rssSampler(srv, cfg.Duration)
 	err = sleep(ctx, cfg.Duration)
@@ -281,6 +283,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	l.win.end.Store(end.UnixNano())
 	rssSamples := rss()
 	elapsed := end.Sub(time.Unix(0, l.win.start.Load()))
+	selfUsed := selfCPU() - selfBefore
 	var deliveredAfter int64
 	if srv != nil {
 		deliveredAfter = platform.Delivered()
@@ -293,6 +296,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	res := l.result()
 	rep.fill(res, elapsed)
+	rep.LoadCPUSeconds = selfUsed.Seconds()
+	if rep.Requests > 0 {
+		rep.LoadCPUPerRequestUs = selfUsed.Seconds() * 1e6 / float64(rep.Requests)
+	}
 	if srv != nil {
 		rep.Deliveries = deliveredAfter - deliveredBefore
 		rep.DeliveriesPerSec = float64(rep.Deliveries) / elapsed.Seconds()
@@ -310,6 +317,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// selfCPU returns the user and system CPU time of this process so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -413,6 +429,11 @@ type Report struct {
 	Statuses         map[string]int64 `json:"statuses"` // answers by HTTP status ("error": no answer)
 	NotOK            int64            `json:"not_ok"`
 	FirstProblem     string           `json:"first_problem,omitempty"`
+
+	// LoadCPUSeconds is the CPU time of this process (the load generator
+	// and, for an embedded server, the fake platform) in the measured time.
+	LoadCPUSeconds      float64 `json:"load_cpu_s"`
+	LoadCPUPerRequestUs float64 `json:"load_cpu_per_request_us"`
 
 	ServerFigures *ServerFigures `json:"server_figures,omitempty"`
 	Profiles      []string       `json:"profiles,omitempty"`
@@ -533,8 +554,9 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.FirstProblem != "" {
 		fmt.Fprintf(w, "  first problem: %s\n", r.FirstProblem)
 	}
+	fmt.Fprintf(w, "\n  load CPU     %.2f s (this process: the load and the fake platform), %.0f µs per request\n", r.LoadCPUSeconds, r.LoadCPUPerRequestUs)
 	if f := r.ServerFigures; f != nil {
-		fmt.Fprintf(w, "\n  server CPU   %.2f s (%.2f cores), %.0f µs per request, %.0f requests per CPU second\n",
+		fmt.Fprintf(w, "  server CPU   %.2f s (%.2f cores), %.0f µs per request, %.0f requests per CPU second\n",
 			f.CPUSeconds, f.CPUCores, f.CPUPerRequestUs, f.ServerRequestsPerCPUSecond)
 		fmt.Fprintf(w, "  allocations  %.0f per request (%.0f bytes)", f.AllocsPerRequest, f.AllocBytesPerReq)
 		if f.AllocsPerDelivery > 0 {
