@@ -1,8 +1,8 @@
 package storage
 
 import (
-	"runtime"
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
