@@ -76,6 +76,7 @@ type Engine struct {
 	auth      *authCache // nil when the store cannot tell of revocations
 	catalog   catalog    // bots and targets, which never change once created
 	handoff   handoff    // settled jobs for this process's waiting requests
+	replays   replayCache
 
 	draining atomic.Bool
 	started  atomic.Bool
@@ -148,6 +149,7 @@ func New(opts Options) (*Engine, error) {
 	e.auth = newAuthCache(e.store, max(opts.AuthRecheck, 0))
 	e.catalog.init()
 	e.handoff.init()
+	e.replays.init()
 	return e, nil
 }
 

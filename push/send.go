@@ -171,7 +171,15 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 	}
 	fp := fingerprint(s.kind, s.dests, s.targetType, s.msg)
 	if s.key != "" {
-		// A resubmission is answered from its record without writing.
+		// A resubmission is answered from its record without writing;
+		// one whose jobs are all final, from memory.
+		if rec, jobs, ok := e.replays.get(s.accountID, s.key, e.clock.Now(), e.limits.IdempotencyTTL); ok {
+			if err := e.replayable(rec, s.kind, fp); err != nil {
+				return Result{}, err
+			}
+			e.obs.Replay(s.kind)
+			return Result{Jobs: jobs, Replayed: true}, nil
+		}
 		rec, err := e.store.Idempotency(ctx, s.accountID, s.key)
 		switch {
 		case err == nil:
@@ -398,12 +406,8 @@ func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*J
 // replay answers a resubmission: the same request gets the original jobs'
 // current result; another request under the same key is a Conflict.
 func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, kind RequestKind, fp string) (Result, error) {
-	if rec.Kind != kind || rec.Fingerprint != fp {
-		what := "a different message or target list"
-		if rec.Kind != kind {
-			what = fmt.Sprintf("a %s send", rec.Kind)
-		}
-		return Result{}, Errorf(Conflict, "idempotency_conflict", "the Idempotency-Key %q was already used for %s: one key maps to one message; use a new key for a new message", rec.Key, what)
+	if err := e.replayable(rec, kind, fp); err != nil {
+		return Result{}, err
 	}
 	e.obs.Replay(kind)
 	notices, stop := e.subscribe(rec.JobIDs, nil)
@@ -413,7 +417,22 @@ func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, kind Request
 		return Result{}, err
 	}
 	jobs, err = e.await(ctx, notices, jobs)
+	if err == nil {
+		e.replays.put(rec, jobs)
+	}
 	return Result{Jobs: jobs, Replayed: true}, err
+}
+
+// replayable refuses a request that reuses a key for another request.
+func (e *Engine) replayable(rec IdempotencyRecord, kind RequestKind, fp string) error {
+	if rec.Kind != kind || rec.Fingerprint != fp {
+		what := "a different message or target list"
+		if rec.Kind != kind {
+			what = fmt.Sprintf("a %s send", rec.Kind)
+		}
+		return Errorf(Conflict, "idempotency_conflict", "the Idempotency-Key %q was already used for %s: one key maps to one message; use a new key for a new message", rec.Key, what)
+	}
+	return nil
 }
 
 // await waits until every job is settled, the synchronous wait passes or

@@ -18,8 +18,7 @@ var _ push.AuthEpocher = (*Store)(nil)
 // account status changes.
 func (q queries) AuthEpoch(ctx context.Context) (int64, error) {
 	var n int64
-	// A point read of one row: it is not worth a watcher of ctx.
-	if err := q.queryRow(context.WithoutCancel(ctx), false, selectAuthEpochSQL, nil, &n); err != nil {
+	if err := q.queryRow(q.quick(ctx), false, selectAuthEpochSQL, nil, &n); err != nil {
 		return 0, q.fail(err, "read auth epoch")
 	}
 	return n, nil

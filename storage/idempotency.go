@@ -20,7 +20,7 @@ const (
 // Idempotency implements push.Tx.
 func (q queries) Idempotency(ctx context.Context, accountID int64, key string) (push.IdempotencyRecord, error) {
 	row := idempotencyRow{AccountID: accountID, IdemKey: key}
-	err := q.queryRow(ctx, false, selectIdempotencySQL, []any{accountID, key}, &row.Kind, &row.Fingerprint, &row.JobIDs, &row.CreatedMs)
+	err := q.queryRow(q.quick(ctx), false, selectIdempotencySQL, []any{accountID, key}, &row.Kind, &row.Fingerprint, &row.JobIDs, &row.CreatedMs)
 	if isNoRows(err) {
 		return push.IdempotencyRecord{}, push.Errorf(push.NotFound, "idempotency_key_not_found", "no request was made with this Idempotency-Key")
 	}

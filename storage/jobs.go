@@ -67,6 +67,7 @@ func (q queries) CreateJobs(ctx context.Context, jobs []*push.Job) error {
 
 // Job implements push.Tx.
 func (q queries) Job(ctx context.Context, id string) (push.Job, error) {
+	ctx = q.quick(ctx)
 	st, done, err := q.stmt(ctx, false, selectJobSQL)
 	if err != nil {
 		return push.Job{}, q.fail(err, "read job")

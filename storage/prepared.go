@@ -157,6 +157,18 @@ func (s *Store) pgQuery(query string) string {
 	return v
 }
 
+// quick returns the context for a statement that is over in microseconds
+// on SQLite: there, the driver watches a cancelable context with a
+// goroutine of its own per statement, which costs more than the statement.
+// Elsewhere (a database across the network) the caller's context stays,
+// so that a lost connection cannot hold the caller.
+func (q queries) quick(ctx context.Context) context.Context {
+	if q.store.dialect.name == "sqlite" {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // exec runs a prepared write statement.
 func (q queries) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	st, done, err := q.stmt(ctx, true, query)
