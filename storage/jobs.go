@@ -17,7 +17,10 @@ const jobColumns = "seq, id, account_id, bot_id, target_id, platform, target_typ
 const (
 	insertJobSQL = "INSERT INTO jobs (id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
 		"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms) " +
-		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	// insertJobReturningSQL returns the new seq where the database has no
+	// last insert id (PostgreSQL).
+	insertJobReturningSQL = insertJobSQL + " RETURNING seq"
 	selectJobSQL = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
 	// moveJobSQL sets started_ms (and counts an attempt) when the first
 	// flag is 1, finished_ms when the second is, the error when the third
@@ -45,18 +48,34 @@ func (q queries) CreateJobs(ctx context.Context, jobs []*push.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
+	// SQLite tells the new seq as the last insert id: a plain INSERT
+	// spares the machinery of a returned row.
+	lastID := q.store.dialect.name == "sqlite"
+	query := insertJobReturningSQL
+	if lastID {
+		query = insertJobSQL
+	}
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		st, done, err := q.stmt(ctx, true, insertJobSQL)
+		st, done, err := q.stmt(ctx, true, query)
 		if err != nil {
 			return q.fail(err, "create jobs")
 		}
 		defer done()
 		for _, j := range jobs {
 			r := jobToRow(j)
-			var seq int64
-			if err := st.QueryRowContext(ctx, r.ID, r.AccountID, r.BotID, r.TargetID, r.Platform, r.TargetType, r.MsgType, r.Content,
+			args := []any{r.ID, r.AccountID, r.BotID, r.TargetID, r.Platform, r.TargetType, r.MsgType, r.Content,
 				r.ImageURL, r.Wakeup, r.State, r.Cost, r.Attempts, r.Error, r.PlatformIndex, r.IdemKey, r.CreatedMs, r.UpdatedMs,
-				r.StartedMs, r.FinishedMs, r.ExpiresMs).Scan(&seq); err != nil {
+				r.StartedMs, r.FinishedMs, r.ExpiresMs}
+			var seq int64
+			if lastID {
+				var res sql.Result
+				if res, err = st.ExecContext(ctx, args...); err == nil {
+					seq, err = res.LastInsertId()
+				}
+			} else {
+				err = st.QueryRowContext(ctx, args...).Scan(&seq)
+			}
+			if err != nil {
 				return q.fail(err, "create jobs")
 			}
 			j.MessageID = seq

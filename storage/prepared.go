@@ -88,7 +88,7 @@ func dollarPlaceholders(query string) string {
 // pool would wait for the connection the transaction holds.
 func preparedStatements() []string {
 	return []string{
-		insertJobSQL, selectJobSQL, moveJobSQL, moveJobReturningSQL,
+		insertJobSQL, insertJobReturningSQL, selectJobSQL, moveJobSQL, moveJobReturningSQL,
 		selectIdempotencySQL, insertIdempotencySQL,
 		addBacklogSQL, createBacklogSQL, releaseBacklogSQL,
 		chargeSQL, insertLedgerSQL,
@@ -127,11 +127,19 @@ func (q queries) stmt(ctx context.Context, write bool, query string) (st *sql.St
 	if write || q.tx != nil {
 		db = q.store.w.DB
 	}
+	if q.tx != nil {
+		if tst := q.txStmts[query]; tst != nil {
+			return tst, noop, nil
+		}
+	}
 	st = q.store.stmts.get(db, query)
 	switch {
 	case q.tx != nil && st != nil:
+		// Bound to the transaction until it ends (database/sql closes it
+		// then).
 		tst := q.tx.StmtContext(ctx, st)
-		return tst, func() { _ = tst.Close() }, nil
+		q.txStmts[query] = tst
+		return tst, noop, nil
 	case q.tx != nil:
 		// Not among the prepared statements: prepared on the
 		// transaction's connection, for this once.
@@ -144,8 +152,13 @@ func (q queries) stmt(ctx context.Context, write bool, query string) (st *sql.St
 			return nil, nil, err
 		}
 	}
-	return st, func() {}, nil
+	return st, noop, nil
 }
+
+// txStmts are the statements bound to one transaction, by text.
+type txStmts map[string]*sql.Stmt
+
+func noop() {}
 
 // pgQuery returns query with PostgreSQL placeholders, rewritten once.
 func (s *Store) pgQuery(query string) string {

@@ -101,7 +101,7 @@ func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, q querie
 func (s *Store) runTxDirect(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true, tx: tx.Tx})
+			return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true, tx: tx.Tx, txStmts: make(txStmts)})
 		})
 		if err == nil || attempt >= maxTxAttempts || s.dialect.isRetryable == nil || !s.dialect.isRetryable(err) {
 			return s.dialect.classify(err)
@@ -154,6 +154,9 @@ type queries struct {
 	store *Store
 	inTx  bool
 	tx    *sql.Tx // the transaction's, when inTx
+	// txStmts are the prepared statements bound to tx so far: a
+	// transaction binds each once, however often it runs it.
+	txStmts txStmts
 }
 
 // atomic runs fn in a transaction: the current one inside Update, or a new
