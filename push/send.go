@@ -363,8 +363,11 @@ func (e *Engine) RefuseTargets(ctx context.Context, accountID, botID int64, kind
 
 // commit writes the request in one transaction: the idempotency record
 // (first: a key already taken refuses the request with Conflict
-// ReasonDuplicate before anything else is done), the points charge, the
-// backlog reservation and the jobs.
+// ReasonDuplicate before anything else is done), the jobs, then the points
+// charge and the backlog reservation. The last two update rows that every
+// request of the account or of the service updates: on a database that
+// runs transactions concurrently, they are locked from there to the
+// commit, so they come last.
 func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*Job) error {
 	var rec *IdempotencyRecord
 	if s.key != "" {
@@ -391,15 +394,15 @@ func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*J
 				return err
 			}
 		}
+		if err := tx.CreateJobs(ctx, jobs); err != nil {
+			return err
+		}
 		if entries != nil {
 			if err := tx.Charge(ctx, s.accountID, entries); err != nil {
 				return err
 			}
 		}
-		if err := tx.ReserveBacklog(ctx, perBot, e.limits.BacklogPerBot, e.limits.BacklogTotal); err != nil {
-			return err
-		}
-		return tx.CreateJobs(ctx, jobs)
+		return tx.ReserveBacklog(ctx, perBot, e.limits.BacklogPerBot, e.limits.BacklogTotal)
 	})
 }
 

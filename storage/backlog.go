@@ -21,9 +21,7 @@ const totalRow = 0
 const (
 	addBacklogSQL    = "UPDATE backlog SET n = n + ? WHERE bot_id = ? AND n + ? <= ?"
 	createBacklogSQL = "INSERT INTO backlog (bot_id, n) VALUES (?, 0) ON CONFLICT (bot_id) DO NOTHING"
-	// releaseBacklogSQL updates the service's row and the bot's; an index
-	// scan takes them in key order, as ReserveBacklog does.
-	releaseBacklogSQL = "UPDATE backlog SET n = CASE WHEN n >= ? THEN n - ? ELSE 0 END WHERE bot_id IN (?, ?)"
+	releaseBacklogSQL = "UPDATE backlog SET n = CASE WHEN n >= ? THEN n - ? ELSE 0 END WHERE bot_id = ?"
 )
 
 // ReserveBacklog implements push.Tx.
@@ -87,10 +85,18 @@ func (q queries) addBacklog(ctx context.Context, botID int64, n, max int) (bool,
 
 // ReleaseBacklog implements push.Tx.
 func (q queries) ReleaseBacklog(ctx context.Context, botID int64, n int) error {
-	if _, err := q.exec(ctx, releaseBacklogSQL, n, n, totalRow, botID); err != nil {
-		return q.fail(err, "release backlog")
-	}
-	return nil
+	// One statement per row, the service's first: the order in which
+	// ReserveBacklog locks them. (A single UPDATE of both rows may lock
+	// them in any order on PostgreSQL, which scans a table this small
+	// sequentially, and deadlock with a reservation.)
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		for _, id := range [2]int64{totalRow, botID} {
+			if _, err := q.exec(ctx, releaseBacklogSQL, n, n, id); err != nil {
+				return q.fail(err, "release backlog")
+			}
+		}
+		return nil
+	})
 }
 
 // Backlog implements push.Tx.

@@ -315,6 +315,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if srv.Exited() {
 			return rep, fmt.Errorf("the server exited during the run: %s", srv.logTail())
 		}
+		if rep.NotOK > 0 {
+			rep.ServerLogTail = srv.logTail()
+		}
 	}
 	return rep, nil
 }
@@ -437,6 +440,9 @@ type Report struct {
 
 	ServerFigures *ServerFigures `json:"server_figures,omitempty"`
 	Profiles      []string       `json:"profiles,omitempty"`
+	// ServerLogTail is the end of the embedded server's log, when some
+	// answers were not ok.
+	ServerLogTail string `json:"server_log_tail,omitempty"`
 }
 
 // Latency holds percentiles in milliseconds.
