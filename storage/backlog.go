@@ -19,8 +19,8 @@ const totalRow = 0
 
 // The statements of the backlog counters, prepared once.
 const (
-	addBacklogSQL    = "UPDATE backlog SET n = n + ? WHERE bot_id = ? AND n + ? <= ?"
-	createBacklogSQL = "INSERT INTO backlog (bot_id, n) VALUES (?, 0) ON CONFLICT (bot_id) DO NOTHING"
+	addBacklogSQL     = "UPDATE backlog SET n = n + ? WHERE bot_id = ? AND n + ? <= ?"
+	createBacklogSQL  = "INSERT INTO backlog (bot_id, n) VALUES (?, 0) ON CONFLICT (bot_id) DO NOTHING"
 	releaseBacklogSQL = "UPDATE backlog SET n = CASE WHEN n >= ? THEN n - ? ELSE 0 END WHERE bot_id = ?"
 )
 

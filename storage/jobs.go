@@ -21,7 +21,7 @@ const (
 	// insertJobReturningSQL returns the new seq where the database has no
 	// last insert id (PostgreSQL).
 	insertJobReturningSQL = insertJobSQL + " RETURNING seq"
-	selectJobSQL = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
+	selectJobSQL          = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
 	// moveJobSQL sets started_ms (and counts an attempt) when the first
 	// flag is 1, finished_ms when the second is, the error when the third
 	// is, and the platform index when one is given.
