@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -44,6 +45,8 @@ type committer struct {
 	closed  bool
 	callers sync.WaitGroup
 	stopped chan struct{}
+
+	grouped atomic.Int64 // transactions committed in a batch of more than one
 }
 
 func newCommitter(s *Store) *committer {
@@ -150,6 +153,7 @@ func (c *committer) commit(batch []*txRequest) {
 		}
 		return
 	}
+	c.grouped.Add(int64(len(live)))
 	for i, r := range live {
 		r.done <- results[i]
 	}

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -27,6 +28,7 @@ type Store struct {
 	pgQueries sync.Map // statement text → the same with PostgreSQL placeholders
 	closeOnce sync.Once
 	closeErr  error
+	retried   atomic.Int64 // transactions run again after the database aborted them
 }
 
 var _ push.Store = (*Store)(nil)
@@ -106,6 +108,7 @@ func (s *Store) runTxDirect(ctx context.Context, fn func(ctx context.Context, q 
 		if err == nil || attempt >= maxTxAttempts || s.dialect.isRetryable == nil || !s.dialect.isRetryable(err) {
 			return s.dialect.classify(err)
 		}
+		s.retried.Add(1)
 		// Back off a little, with jitter, so the conflicting transactions
 		// do not meet again.
 		wait := time.Duration(attempt)*5*time.Millisecond + rand.N(5*time.Millisecond)
