@@ -26,7 +26,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&c.Scenario, "scenario", bench.Single, "what to send: "+strings.Join(bench.Scenarios(), ", ")+" (see BENCHMARKS.md)")
 	fs.IntVar(&c.Concurrency, "concurrency", 50, "load workers, each with one request in flight")
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured time")
-	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "load sent before the measured time and not counted (negative: none)")
+	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "load sent before the measured time and not counted (0: none)")
 	fs.Float64Var(&c.Rate, "rate", 0, "open loop: requests per second in all, latency counted from each request's intended send time (0: closed loop, each worker sends when answered)")
 	fs.IntVar(&c.BatchSize, "batch-size", 50, "targets of a batch or multi request, and chats that single sends go to in turn")
 	fs.DurationVar(&c.PlatformLatency, "platform-latency", 0, "how long the fake platform takes to answer (0: the scenario's default: 100ms for slow, 1s for accept, else none)")

@@ -33,8 +33,8 @@ type Config struct {
 	Concurrency int
 	// Duration is the measured time (default 10 s).
 	Duration time.Duration
-	// Warmup is sent but not measured, before Duration (default 2 s;
-	// negative: none).
+	// Warmup is load sent but not measured, before Duration (0 or less:
+	// none).
 	Warmup time.Duration
 	// Rate, when positive, is the open-loop request rate in all (requests
 	// per second): latency counts from each request's intended send time.
@@ -136,11 +136,7 @@ func (c *Config) defaults() error {
 	if c.Duration <= 0 {
 		c.Duration = 10 * time.Second
 	}
-	if c.Warmup == 0 {
-		c.Warmup = 2 * time.Second
-	} else if c.Warmup < 0 {
-		c.Warmup = 0
-	}
+	c.Warmup = max(c.Warmup, 0)
 	if c.BatchSize <= 0 {
 		c.BatchSize = 50
 	}
