@@ -466,6 +466,13 @@ type ServerFigures struct {
 	RSSSamplesMiB              []float64 `json:"rss_samples_mib,omitempty"`
 	Threads                    int       `json:"threads"`
 	ServerRequestsPerCPUSecond float64   `json:"requests_per_cpu_s"`
+	// The Go runtime's share of the memory at the start and the end: the
+	// heap in use, and all it holds from the system (the rest of the
+	// resident set is SQLite's pages and caches and the binary).
+	GoHeapStartMiB float64 `json:"go_heap_start_mib"`
+	GoHeapEndMiB   float64 `json:"go_heap_end_mib"`
+	GoSysStartMiB  float64 `json:"go_sys_start_mib"`
+	GoSysEndMiB    float64 `json:"go_sys_end_mib"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -495,12 +502,16 @@ func (r *Report) fill(t *tally, elapsed time.Duration) {
 
 func serverFigures(before, after procSample, rss []float64, r *Report) *ServerFigures {
 	f := &ServerFigures{
-		CPUSeconds:    (after.CPU - before.CPU).Seconds(),
-		PeakRSSMiB:    mib(after.PeakRSS),
-		RSSStartMiB:   mib(before.RSS),
-		RSSEndMiB:     mib(after.RSS),
-		RSSSamplesMiB: rss,
-		Threads:       after.Threads,
+		CPUSeconds:     (after.CPU - before.CPU).Seconds(),
+		PeakRSSMiB:     mib(after.PeakRSS),
+		RSSStartMiB:    mib(before.RSS),
+		RSSEndMiB:      mib(after.RSS),
+		RSSSamplesMiB:  rss,
+		Threads:        after.Threads,
+		GoHeapStartMiB: before.HeapInuse / (1 << 20),
+		GoHeapEndMiB:   after.HeapInuse / (1 << 20),
+		GoSysStartMiB:  before.GoSys / (1 << 20),
+		GoSysEndMiB:    after.GoSys / (1 << 20),
 	}
 	if secs := after.At.Sub(before.At).Seconds(); secs > 0 {
 		f.CPUCores = f.CPUSeconds / secs
@@ -567,6 +578,8 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  memory       peak RSS %.1f MiB; RSS %.1f MiB at the start, %.1f MiB at the end; %d threads\n",
 			f.PeakRSSMiB, f.RSSStartMiB, f.RSSEndMiB, f.Threads)
+		fmt.Fprintf(w, "               Go heap in use %.1f → %.1f MiB; Go runtime total %.1f → %.1f MiB\n",
+			f.GoHeapStartMiB, f.GoHeapEndMiB, f.GoSysStartMiB, f.GoSysEndMiB)
 	}
 	for _, p := range r.Profiles {
 		fmt.Fprintf(w, "  profile      %s\n", p)

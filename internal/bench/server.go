@@ -149,6 +149,8 @@ type procSample struct {
 	Threads    int
 	Mallocs    float64 // Go heap objects allocated so far
 	AllocBytes float64 // Go heap bytes allocated so far
+	HeapInuse  float64 // bytes of Go heap in use
+	GoSys      float64 // bytes the Go runtime holds from the system (heap, stacks, its own)
 }
 
 // clockTick is the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on
@@ -235,6 +237,10 @@ func (s *Server) sample(ctx context.Context) (procSample, error) {
 		case "go_memstats_alloc_bytes_total":
 			p.AllocBytes, _ = strconv.ParseFloat(val, 64)
 			found++
+		case "go_memstats_heap_inuse_bytes":
+			p.HeapInuse, _ = strconv.ParseFloat(val, 64)
+		case "go_memstats_sys_bytes":
+			p.GoSys, _ = strconv.ParseFloat(val, 64)
 		}
 	}
 	if err := sc.Err(); err != nil {
