@@ -76,7 +76,6 @@ type loader struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	tallies []*tally
-	seq     atomic.Uint64
 }
 
 func newLoader(opts loadOptions, sc *scenario) *loader {
