@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -74,13 +75,39 @@ func (c *committer) run(ctx context.Context, fn func(ctx context.Context, q quer
 	c.callers.Add(1)
 	c.mu.RUnlock()
 	defer c.callers.Done()
-	r := &txRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	r := &txRequest{ctx: ctx, fn: safe(fn), done: make(chan error, 1)}
 	select {
 	case c.reqs <- r:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return <-r.done
+	err := <-r.done
+	if p, ok := err.(*fnPanic); ok {
+		// fn panicked on the committer: its writes were rolled back, and
+		// the panic goes on in the caller's goroutine, where it would
+		// have happened without the group commit.
+		panic(p.value)
+	}
+	return err
+}
+
+// fnPanic carries the panic of a transaction's function back to its
+// caller.
+type fnPanic struct{ value any }
+
+func (p *fnPanic) Error() string { return fmt.Sprint("storage: transaction panicked: ", p.value) }
+
+// safe wraps fn so that a panic becomes an error (a *fnPanic): one
+// transaction's bug must not stop the committer for every other.
+func safe(fn func(ctx context.Context, q queries) error) func(ctx context.Context, q queries) error {
+	return func(ctx context.Context, q queries) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = &fnPanic{value: v}
+			}
+		}()
+		return fn(ctx, q)
+	}
 }
 
 // close waits for the transactions submitted so far and stops the loop.

@@ -170,3 +170,54 @@ func TestBacklogReserveReleaseDoNotDeadlock(t *testing.T) {
 		}
 	})
 }
+
+// TestUpdatePanicStaysWithItsCaller: a transaction function that panics
+// panics in its caller's goroutine, as it would without the group commit;
+// its writes are rolled back and the transactions committed with it are
+// not disturbed.
+func TestUpdatePanicStaysWithItsCaller(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 0)
+		jobs := make([]*push.Job, 20)
+		panicked := make([]any, len(jobs))
+		errs := make([]error, len(jobs))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range jobs {
+			jobs[i] = newJob(a, b, tg, fmt.Sprint("m", i))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { panicked[i] = recover() }()
+				<-start
+				errs[i] = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+					if err := tx.CreateJobs(ctx, []*push.Job{jobs[i]}); err != nil {
+						return err
+					}
+					if i%5 == 0 {
+						panic(fmt.Sprint("bug in transaction ", i))
+					}
+					return nil
+				})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i, j := range jobs {
+			_, err := s.Job(ctx, j.ID)
+			if i%5 == 0 {
+				if panicked[i] != fmt.Sprint("bug in transaction ", i) {
+					t.Errorf("transaction %d: the caller saw %v, not its panic", i, panicked[i])
+				}
+				if push.KindOf(err) != push.NotFound {
+					t.Errorf("transaction %d panicked, but its job was written (%v)", i, err)
+				}
+				continue
+			}
+			if panicked[i] != nil || errs[i] != nil || err != nil {
+				t.Errorf("transaction %d: panic %v, error %v, job %v", i, panicked[i], errs[i], err)
+			}
+		}
+	})
+}
