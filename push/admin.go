@@ -50,7 +50,9 @@ func (e *Engine) SetAccountStatus(ctx context.Context, id int64, s AccountStatus
 	if s != AccountActive && s != AccountSuspended {
 		return Account{}, Errorf(Invalid, "invalid_status", "account status %q is not known: use active or suspended", s)
 	}
-	if err := e.store.SetAccountStatus(ctx, id, s); err != nil {
+	err := e.store.SetAccountStatus(ctx, id, s)
+	e.forgetAuth()
+	if err != nil {
 		return Account{}, err
 	}
 	return e.store.Account(ctx, id)
@@ -140,11 +142,22 @@ func (e *Engine) RevokeAPIKey(ctx context.Context, id int64) (APIKey, error) {
 		return APIKey{}, err
 	}
 	if !k.Revoked() {
-		if err := e.store.RevokeAPIKey(ctx, id, e.clock.Now()); err != nil {
+		err := e.store.RevokeAPIKey(ctx, id, e.clock.Now())
+		e.forgetAuth()
+		if err != nil {
 			return APIKey{}, err
 		}
 	}
 	return e.store.APIKey(ctx, id)
+}
+
+// forgetAuth ends every remembered authentication of this engine at once,
+// after a change to a key or an account (the store's auth epoch tells
+// other processes).
+func (e *Engine) forgetAuth() {
+	if e.auth != nil {
+		e.auth.forget()
+	}
 }
 
 // CreateBot creates a bot after its platform has validated the config.

@@ -49,6 +49,13 @@ type Options struct {
 	// RetryBackoff is the first wait before a retryable platform error is
 	// tried again; it doubles per attempt (default 1 s).
 	RetryBackoff time.Duration
+	// AuthRecheck is how long the store's count of revocations, read to
+	// validate the remembered API keys, is trusted before it is read again
+	// (see Authenticate). 0 (the default) reads it for every request, so
+	// that a key revoked by any process stops working at once; a store
+	// across the network may trade that for one read per interval, a
+	// revocation made elsewhere then taking up to AuthRecheck.
+	AuthRecheck time.Duration
 }
 
 // Engine is Herald's push engine. Its methods are safe for concurrent use.
@@ -66,6 +73,10 @@ type Engine struct {
 	keyPrefix string
 	prefixes  map[string]bool
 	opts      Options
+	auth      *authCache // nil when the store cannot tell of revocations
+	catalog   catalog    // bots and targets, which never change once created
+	handoff   handoff    // settled jobs for this process's waiting requests
+	replays   replayCache
 
 	draining atomic.Bool
 	started  atomic.Bool
@@ -135,6 +146,10 @@ func New(opts Options) (*Engine, error) {
 	if e.opts.RetryBackoff <= 0 {
 		e.opts.RetryBackoff = time.Second
 	}
+	e.auth = newAuthCache(e.store, max(opts.AuthRecheck, 0))
+	e.catalog.init()
+	e.handoff.init()
+	e.replays.init()
 	return e, nil
 }
 
@@ -419,7 +434,7 @@ func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to Stat
 	if !CanMove(j.State, to) {
 		return j, Errorf(Conflict, ReasonStateChanged, "job %s is %s and cannot become %s", j.ID, j.State, to)
 	}
-	nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: j.State, To: to, At: now, Error: msg, PlatformIndex: platformIndex})
+	nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: j.State, To: to, At: now, Error: msg, PlatformIndex: platformIndex, Job: &j})
 	if err != nil {
 		return j, err
 	}
@@ -438,7 +453,7 @@ func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to Stat
 		}
 	}
 	if to.Settled() {
-		ev.settled = append(ev.settled, settledJob{platform: nj.Platform, state: to})
+		ev.settled = append(ev.settled, settledJob{platform: nj.Platform, state: to, job: nj})
 	}
 	return nj, nil
 }

@@ -116,15 +116,29 @@ type JobMove struct {
 	At            time.Time
 	Error         string // set on failed, uncertain, canceled, expired
 	PlatformIndex string // set on succeeded
+	// Job, when set, is the job as it stood in state From, as read from
+	// or returned by the store (or as created). Job states never repeat,
+	// so a job still in From is still that job, and the store may build
+	// the moved job from it instead of reading the row back.
+	Job *Job
 }
 
-// NewJobID returns a random (version 4) UUID.
+// NewJobID returns a new job id: a version 7 UUID (RFC 9562), whose first
+// 48 bits are the Unix time in milliseconds and whose other 74 are random.
+// Ids made one after the other sort by time, so the store's index of job
+// ids grows at one end (the jobs of one commit share its last page)
+// instead of taking a write at a random place of it per job.
 func NewJobID() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	if _, err := rand.Read(b[6:]); err != nil {
 		panic("push: crypto/rand failed: " + err.Error())
 	}
-	b[6] = b[6]&0x0f | 0x40
+	ms := uint64(time.Now().UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	b[6] = b[6]&0x0f | 0x70
 	b[8] = b[8]&0x3f | 0x80
 	var s [36]byte
 	hex.Encode(s[0:8], b[0:4])

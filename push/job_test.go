@@ -1,7 +1,10 @@
 package push
 
 import (
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestCanMove(t *testing.T) {
@@ -62,18 +65,29 @@ func TestJobSuccess(t *testing.T) {
 
 func TestNewJobID(t *testing.T) {
 	seen := make(map[string]bool)
+	prev := ""
 	for i := 0; i < 1000; i++ {
+		before := time.Now().UnixMilli()
 		id := NewJobID()
+		after := time.Now().UnixMilli()
 		if !ValidJobID(id) {
 			t.Fatalf("NewJobID() = %q, not a valid job id", id)
 		}
-		if id[14] != '4' || !stringsContainsByte("89ab", id[19]) {
-			t.Fatalf("NewJobID() = %q, not a version 4 variant 1 UUID", id)
+		if id[14] != '7' || !stringsContainsByte("89ab", id[19]) {
+			t.Fatalf("NewJobID() = %q, not a version 7 variant 1 UUID", id)
+		}
+		ms, err := strconv.ParseInt(strings.ReplaceAll(id[:13], "-", ""), 16, 64)
+		if err != nil || ms < before || ms > after {
+			t.Fatalf("NewJobID() = %q: its time %d (%v) is not the time it was made, %d to %d ms", id, ms, err, before, after)
+		}
+		if prev != "" && id[:13] < prev[:13] {
+			t.Fatalf("NewJobID() = %q after %q: ids do not sort by time", id, prev)
 		}
 		if seen[id] {
 			t.Fatalf("NewJobID() repeated %q", id)
 		}
 		seen[id] = true
+		prev = id
 	}
 }
 

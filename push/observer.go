@@ -55,6 +55,7 @@ func (NopObserver) RateLimited() {}
 type settledJob struct {
 	platform string
 	state    State
+	job      Job // as it stands after the move
 }
 
 // txEvents collects what one transaction settled and refunded, so that
@@ -78,6 +79,7 @@ func (e *Engine) update(ctx context.Context, fn func(ctx context.Context, tx Tx,
 	}
 	for _, s := range ev.settled {
 		e.obs.JobSettled(s.platform, s.state)
+		e.handoff.put(s.job)
 	}
 	if ev.refunded > 0 {
 		e.obs.PointsRefunded(ev.refunded)

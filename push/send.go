@@ -171,6 +171,15 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 	}
 	fp := fingerprint(s.kind, s.dests, s.targetType, s.msg)
 	if s.key != "" {
+		// A resubmission is answered from its record without writing;
+		// one whose jobs are all final, from memory.
+		if rec, jobs, ok := e.replays.get(s.accountID, s.key, e.clock.Now(), e.limits.IdempotencyTTL); ok {
+			if err := e.replayable(rec, s.kind, fp); err != nil {
+				return Result{}, err
+			}
+			e.obs.Replay(s.kind)
+			return Result{Jobs: jobs, Replayed: true}, nil
+		}
 		rec, err := e.store.Idempotency(ctx, s.accountID, s.key)
 		switch {
 		case err == nil:
@@ -183,21 +192,24 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var replayed *IdempotencyRecord
 	for attempt := 0; ; attempt++ {
-		replayed, err = e.commit(ctx, &s, fp, jobs)
-		// Two requests with one new key can race past the read above; the
-		// unique key lets one commit and the other replays it.
-		if err != nil && attempt == 0 && s.key != "" && IsKind(err, Conflict) && ReasonOf(err) == ReasonDuplicate {
-			continue
+		err = e.commit(ctx, &s, fp, jobs)
+		if err == nil || s.key == "" || ReasonOf(err) != ReasonDuplicate || attempt > 0 {
+			break
 		}
-		break
+		// Two requests with one new key raced past the read above: the
+		// unique key let the other commit, and this one replays it.
+		rec, rerr := e.store.Idempotency(ctx, s.accountID, s.key)
+		if rerr == nil {
+			return e.replay(ctx, rec, s.kind, fp)
+		}
+		if !IsKind(rerr, NotFound) {
+			return Result{}, rerr
+		}
+		// The record is gone again (swept): commit anew.
 	}
 	if err != nil {
 		return Result{}, err
-	}
-	if replayed != nil {
-		return e.replay(ctx, *replayed, s.kind, fp)
 	}
 	var charged int64
 	for _, j := range jobs {
@@ -210,7 +222,7 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	notices, stop := e.notifier.Subscribe(ids)
+	notices, stop := e.subscribe(ids, jobs)
 	defer stop()
 	if err := e.queue.Enqueue(ctx, ids...); err != nil {
 		// The jobs are committed; recovery or the reconciler enqueues them.
@@ -224,6 +236,18 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 	return Result{Jobs: out}, err
 }
 
+// subscribe asks for the completion notices of the jobs and for their
+// settled rows from this process's workers, and offers the workers the
+// jobs as created (planned, when this request created them).
+func (e *Engine) subscribe(ids []string, planned []*Job) (<-chan string, func()) {
+	e.handoff.want(ids, planned)
+	notices, stop := e.notifier.Subscribe(ids)
+	return notices, func() {
+		stop()
+		e.handoff.done(ids)
+	}
+}
+
 // plan resolves the request's bots and targets (which never change once
 // created) and builds its jobs, before any write.
 func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
@@ -234,7 +258,7 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 	for _, d := range s.dests {
 		bot, ok := bots[d.BotID]
 		if !ok {
-			b, err := e.store.Bot(ctx, d.BotID)
+			b, err := e.catalog.bot(ctx, e.store, d.BotID)
 			if err != nil && !IsKind(err, NotFound) {
 				return nil, err
 			}
@@ -257,7 +281,7 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			if d.TargetID == 0 {
 				return nil, Errorf(Invalid, "missing_target", "bot %d is on %s and needs a target: give the id of a target bound to the bot", bot.ID, bot.Platform)
 			}
-			t, err := e.store.Target(ctx, d.TargetID)
+			t, err := e.catalog.target(ctx, e.store, d.TargetID)
 			if err != nil && !IsKind(err, NotFound) {
 				return nil, err
 			}
@@ -326,7 +350,7 @@ func targetlessRefusal(kind RequestKind, bot Bot) error {
 // refuse a target they cannot read, or a missing target list, so that the
 // caller learns that the platform takes no targets at all.
 func (e *Engine) RefuseTargets(ctx context.Context, accountID, botID int64, kind RequestKind) error {
-	b, err := e.store.Bot(ctx, botID)
+	b, err := e.catalog.bot(ctx, e.store, botID)
 	if err != nil || b.AccountID != accountID {
 		return nil
 	}
@@ -337,76 +361,81 @@ func (e *Engine) RefuseTargets(ctx context.Context, accountID, botID int64, kind
 	return targetlessRefusal(kind, b)
 }
 
-// commit writes the request in one transaction: the idempotency record,
-// the points charge, the backlog reservation and the jobs. When the key
-// turns out to be taken, it writes nothing and returns the record to
-// replay.
-func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*Job) (*IdempotencyRecord, error) {
-	var replayed *IdempotencyRecord
-	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
-		replayed = nil
-		if s.key != "" {
-			rec, err := tx.Idempotency(ctx, s.accountID, s.key)
-			if err == nil {
-				replayed = &rec
-				return nil
-			}
-			if !IsKind(err, NotFound) {
-				return err
-			}
-		}
-		if e.points.Enabled {
-			entries := make([]LedgerEntry, len(jobs))
-			for i, j := range jobs {
-				entries[i] = LedgerEntry{AccountID: s.accountID, JobID: j.ID, Kind: LedgerCharge, Amount: -j.Cost, At: j.CreatedAt}
-			}
-			if err := tx.Charge(ctx, s.accountID, entries); err != nil {
-				return err
-			}
-		}
-		perBot := make(map[int64]int)
-		for _, j := range jobs {
-			perBot[j.BotID]++
-		}
-		if err := tx.ReserveBacklog(ctx, perBot, e.limits.BacklogPerBot, e.limits.BacklogTotal); err != nil {
-			return err
-		}
-		if err := tx.CreateJobs(ctx, jobs); err != nil {
-			return err
-		}
-		if s.key == "" {
-			return nil
-		}
+// commit writes the request in one transaction: the idempotency record
+// (first: a key already taken refuses the request with Conflict
+// ReasonDuplicate before anything else is done), the jobs, then the points
+// charge and the backlog reservation. The last two update rows that every
+// request of the account or of the service updates: on a database that
+// runs transactions concurrently, they are locked from there to the
+// commit, so they come last.
+func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*Job) error {
+	var rec *IdempotencyRecord
+	if s.key != "" {
 		ids := make([]string, len(jobs))
 		for i, j := range jobs {
 			ids[i] = j.ID
 		}
-		return tx.CreateIdempotency(ctx, &IdempotencyRecord{
-			AccountID: s.accountID, Key: s.key, Kind: s.kind, Fingerprint: fp, JobIDs: ids, CreatedAt: jobs[0].CreatedAt,
-		})
+		rec = &IdempotencyRecord{AccountID: s.accountID, Key: s.key, Kind: s.kind, Fingerprint: fp, JobIDs: ids, CreatedAt: jobs[0].CreatedAt}
+	}
+	perBot := make(map[int64]int, 1)
+	for _, j := range jobs {
+		perBot[j.BotID]++
+	}
+	var entries []LedgerEntry
+	if e.points.Enabled {
+		entries = make([]LedgerEntry, len(jobs))
+		for i, j := range jobs {
+			entries[i] = LedgerEntry{AccountID: s.accountID, JobID: j.ID, Kind: LedgerCharge, Amount: -j.Cost, At: j.CreatedAt}
+		}
+	}
+	return e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		if rec != nil {
+			if err := tx.CreateIdempotency(ctx, rec); err != nil {
+				return err
+			}
+		}
+		if err := tx.CreateJobs(ctx, jobs); err != nil {
+			return err
+		}
+		if entries != nil {
+			if err := tx.Charge(ctx, s.accountID, entries); err != nil {
+				return err
+			}
+		}
+		return tx.ReserveBacklog(ctx, perBot, e.limits.BacklogPerBot, e.limits.BacklogTotal)
 	})
-	return replayed, err
 }
 
 // replay answers a resubmission: the same request gets the original jobs'
 // current result; another request under the same key is a Conflict.
 func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, kind RequestKind, fp string) (Result, error) {
-	if rec.Kind != kind || rec.Fingerprint != fp {
-		what := "a different message or target list"
-		if rec.Kind != kind {
-			what = fmt.Sprintf("a %s send", rec.Kind)
-		}
-		return Result{}, Errorf(Conflict, "idempotency_conflict", "the Idempotency-Key %q was already used for %s: one key maps to one message; use a new key for a new message", rec.Key, what)
+	if err := e.replayable(rec, kind, fp); err != nil {
+		return Result{}, err
 	}
 	e.obs.Replay(kind)
-	notices, stop := e.notifier.Subscribe(rec.JobIDs)
+	notices, stop := e.subscribe(rec.JobIDs, nil)
 	defer stop()
 	jobs, err := e.store.Jobs(ctx, rec.JobIDs)
 	if err != nil {
 		return Result{}, err
 	}
 	jobs, err = e.await(ctx, notices, jobs)
+	if err == nil {
+		e.replays.put(rec, jobs)
+	}
 	return Result{Jobs: jobs, Replayed: true}, err
+}
+
+// replayable refuses a request that reuses a key for another request.
+func (e *Engine) replayable(rec IdempotencyRecord, kind RequestKind, fp string) error {
+	if rec.Kind != kind || rec.Fingerprint != fp {
+		what := "a different message or target list"
+		if rec.Kind != kind {
+			what = fmt.Sprintf("a %s send", rec.Kind)
+		}
+		return Errorf(Conflict, "idempotency_conflict", "the Idempotency-Key %q was already used for %s: one key maps to one message; use a new key for a new message", rec.Key, what)
+	}
+	return nil
 }
 
 // await waits until every job is settled, the synchronous wait passes or
@@ -427,9 +456,12 @@ func (e *Engine) await(ctx context.Context, notices <-chan string, jobs []Job) (
 	poll := time.NewTicker(time.Second)
 	defer poll.Stop()
 	refresh := func(id string) error {
-		j, err := e.store.Job(ctx, id)
-		if err != nil {
-			return err
+		j, ok := e.handoff.take(id)
+		if !ok {
+			var err error
+			if j, err = e.store.Job(ctx, id); err != nil {
+				return err
+			}
 		}
 		i := pending[id]
 		jobs[i] = j

@@ -93,3 +93,14 @@ type Tx interface {
 type BacklogRecounter interface {
 	RecountBacklog(ctx context.Context) (int, error)
 }
+
+// AuthEpocher is implemented by stores that count the changes that can end
+// an API key's validity: a key revoked, an account suspended or activated.
+// The count changes in the transaction of the change. An engine whose
+// store implements it caches successful authentications and trusts an
+// entry only while the count is the one it was cached under, so that a
+// revocation made by any process takes effect at once (or within
+// Options.AuthRecheck).
+type AuthEpocher interface {
+	AuthEpoch(ctx context.Context) (int64, error)
+}

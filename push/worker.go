@@ -31,47 +31,63 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 		wait    time.Duration
 	)
 	now := e.clock.Now()
+	// A job whose request still waits in this process is known as it was
+	// created: it is moved without being read first (the move checks that
+	// it is still queued, and reads it when it is not).
+	planned, known := e.handoff.plan(id)
 	err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
 		job, settled, wait = nil, false, 0
-		j, err := tx.Job(ctx, id)
-		if err != nil {
-			return err
+		j := planned
+		if !known {
+			var err error
+			if j, err = tx.Job(ctx, id); err != nil {
+				return err
+			}
 		}
-		switch j.State {
-		case Queued:
-			if !now.Before(j.ExpiresAt) {
-				msg := fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait)
-				_, err := e.settle(ctx, tx, ev, j, Expired, msg, "", now)
-				settled = true
-				return err
-			}
-			bot, err = tx.Bot(ctx, j.BotID)
-			if err != nil {
-				return err
-			}
-			if j.TargetID != 0 {
-				if target, err = tx.Target(ctx, j.TargetID); err != nil {
+		for {
+			switch j.State {
+			case Queued:
+				if !now.Before(j.ExpiresAt) {
+					msg := fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait)
+					_, err := e.settle(ctx, tx, ev, j, Expired, msg, "", now)
+					settled = true
 					return err
 				}
-			}
-			if p, ok := e.platforms[j.Platform].(Pacer); ok {
-				wait = p.Pace(Delivery{JobID: j.ID, Bot: bot, Target: target, AsType: j.TargetType, Message: j.Message})
-				if wait > 0 {
-					return nil // stays queued
+				// Bots and targets never change: the catalog spares reading
+				// them (and reads them through tx when it must, as the
+				// transaction may hold the store's only connection).
+				var err error
+				if bot, err = e.catalog.bot(ctx, tx, j.BotID); err != nil {
+					return err
 				}
-			}
-			nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: Queued, To: Running, At: now})
-			if err != nil {
+				if j.TargetID != 0 {
+					if target, err = e.catalog.target(ctx, tx, j.TargetID); err != nil {
+						return err
+					}
+				}
+				if p, ok := e.platforms[j.Platform].(Pacer); ok {
+					wait = p.Pace(Delivery{JobID: j.ID, Bot: bot, Target: target, AsType: j.TargetType, Message: j.Message})
+					if wait > 0 {
+						return nil // stays queued
+					}
+				}
+				nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: Queued, To: Running, At: now, Job: &j})
+				if IsKind(err, Conflict) && ReasonOf(err) == ReasonStateChanged && nj.ID == j.ID && nj.State != Queued {
+					j = nj // it moved meanwhile: decide on the job as it is
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				job = &nj
+				return nil
+			case Running:
+				_, err := e.settle(ctx, tx, ev, j, Uncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
+				settled = true
 				return err
+			default:
+				return nil // already settled: a repeated queue delivery
 			}
-			job = &nj
-			return nil
-		case Running:
-			_, err := e.settle(ctx, tx, ev, j, Uncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
-			settled = true
-			return err
-		default:
-			return nil // already settled: a repeated queue delivery
 		}
 	})
 	if IsKind(err, NotFound) {

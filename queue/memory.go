@@ -78,9 +78,11 @@ func (q *Memory) Enqueue(_ context.Context, ids ...string) error {
 		if !q.queued[id] {
 			q.queued[id] = true
 			q.items = append(q.items, id)
+			// One idle worker per new id: waking them all for one id
+			// (with thousands of workers) costs more than the send.
+			q.cond.Signal()
 		}
 	}
-	q.cond.Broadcast()
 	return nil
 }
 

@@ -43,16 +43,19 @@ func (q queries) Accounts(ctx context.Context) ([]push.Account, error) {
 	return out, nil
 }
 
-// SetAccountStatus implements push.Tx.
+// SetAccountStatus implements push.Tx. The change counts in the auth
+// epoch, so that engines caching the account's keys see it at once.
 func (q queries) SetAccountStatus(ctx context.Context, id int64, s push.AccountStatus) error {
-	res, err := q.w.NewUpdate().Model((*accountRow)(nil)).Set("status = ?", string(s)).Where("id = ?", id).Exec(ctx)
-	if err != nil {
-		return q.fail(err, "set account status")
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return notFound("account", id)
-	}
-	return nil
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		res, err := q.w.NewUpdate().Model((*accountRow)(nil)).Set("status = ?", string(s)).Where("id = ?", id).Exec(ctx)
+		if err != nil {
+			return q.fail(err, "set account status")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("account", id)
+		}
+		return q.bumpAuthEpoch(ctx)
+	})
 }
 
 // SetPoints implements push.Tx.
@@ -86,6 +89,12 @@ func (q queries) SetPoints(ctx context.Context, id int64, balance int64, at time
 	})
 }
 
+// The statements of a charge, prepared once.
+const (
+	chargeSQL       = "UPDATE accounts SET points = points - ? WHERE id = ? AND points >= ?"
+	insertLedgerSQL = "INSERT INTO points_ledger (account_id, job_id, kind, amount, created_ms) VALUES (?, ?, ?, ?, ?)"
+)
+
 // Charge implements push.Tx.
 func (q queries) Charge(ctx context.Context, accountID int64, entries []push.LedgerEntry) error {
 	var total int64
@@ -96,11 +105,7 @@ func (q queries) Charge(ctx context.Context, accountID int64, entries []push.Led
 		return nil
 	}
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		res, err := q.w.NewUpdate().Model((*accountRow)(nil)).
-			Set("points = points - ?", total).
-			Where("id = ?", accountID).
-			Where("points >= ?", total).
-			Exec(ctx)
+		res, err := q.exec(ctx, chargeSQL, total, accountID, total)
 		if err != nil {
 			return q.fail(err, "charge points")
 		}
@@ -111,12 +116,11 @@ func (q queries) Charge(ctx context.Context, accountID int64, entries []push.Led
 			}
 			return push.Errorf(push.Invalid, "insufficient_points", "insufficient points: the account has %d points and this request needs %d; nothing was sent or charged", a.Points, total)
 		}
-		rows := make([]ledgerRow, len(entries))
-		for i, e := range entries {
-			rows[i] = ledgerToRow(e)
-		}
-		if _, err := q.w.NewInsert().Model(&rows).Exec(ctx); err != nil {
-			return q.fail(err, "record charges")
+		for _, e := range entries {
+			r := ledgerToRow(e)
+			if _, err := q.exec(ctx, insertLedgerSQL, r.AccountID, r.JobID, r.Kind, r.Amount, r.CreatedMs); err != nil {
+				return q.fail(err, "record charges")
+			}
 		}
 		return nil
 	})

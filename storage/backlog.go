@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/push"
-	"github.com/uptrace/bun"
 )
 
 // The backlog table counts active (queued or running) jobs per bot, with
@@ -18,10 +17,18 @@ import (
 
 const totalRow = 0
 
+// The statements of the backlog counters, prepared once.
+const (
+	addBacklogSQL     = "UPDATE backlog SET n = n + ? WHERE bot_id = ? AND n + ? <= ?"
+	createBacklogSQL  = "INSERT INTO backlog (bot_id, n) VALUES (?, 0) ON CONFLICT (bot_id) DO NOTHING"
+	releaseBacklogSQL = "UPDATE backlog SET n = CASE WHEN n >= ? THEN n - ? ELSE 0 END WHERE bot_id = ?"
+)
+
 // ReserveBacklog implements push.Tx.
 func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPerBot, maxTotal int) error {
 	total := 0
-	bots := make([]int64, 0, len(perBot))
+	var one [1]int64
+	bots := one[:0]
 	for id, n := range perBot {
 		total += n
 		bots = append(bots, id)
@@ -31,14 +38,6 @@ func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPe
 	}
 	slices.Sort(bots) // one lock order for every transaction
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		rows := make([]backlogRow, 0, len(bots)+1)
-		rows = append(rows, backlogRow{BotID: totalRow})
-		for _, id := range bots {
-			rows = append(rows, backlogRow{BotID: id})
-		}
-		if _, err := q.w.NewInsert().Model(&rows).On("CONFLICT (bot_id) DO NOTHING").Exec(ctx); err != nil {
-			return q.fail(err, "create backlog counters")
-		}
 		ok, err := q.addBacklog(ctx, totalRow, total, maxTotal)
 		if err != nil {
 			return err
@@ -63,27 +62,36 @@ func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPe
 	})
 }
 
+// addBacklog counts n more active jobs on the bot's counter (the service's
+// for totalRow) unless that passes max, creating the counter on first use.
 func (q queries) addBacklog(ctx context.Context, botID int64, n, max int) (bool, error) {
-	res, err := q.w.NewUpdate().Model((*backlogRow)(nil)).
-		Set("n = n + ?", n).
-		Where("bot_id = ?", botID).
-		Where("n + ? <= ?", n, max).
-		Exec(ctx)
-	if err != nil {
-		return false, q.fail(err, "count backlog")
+	for created := false; ; created = true {
+		res, err := q.exec(ctx, addBacklogSQL, n, botID, n, max)
+		if err != nil {
+			return false, q.fail(err, "count backlog")
+		}
+		if affected, _ := res.RowsAffected(); affected == 1 {
+			return true, nil
+		}
+		if created {
+			return false, nil // the counter exists: the limit refused
+		}
+		// No row matched: the counter is full, or does not exist yet.
+		if _, err := q.exec(ctx, createBacklogSQL, botID); err != nil {
+			return false, q.fail(err, "create backlog counter")
+		}
 	}
-	affected, _ := res.RowsAffected()
-	return affected == 1, nil
 }
 
 // ReleaseBacklog implements push.Tx.
 func (q queries) ReleaseBacklog(ctx context.Context, botID int64, n int) error {
+	// One statement per row, the service's first: the order in which
+	// ReserveBacklog locks them. (A single UPDATE of both rows may lock
+	// them in any order on PostgreSQL, which scans a table this small
+	// sequentially, and deadlock with a reservation.)
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		for _, id := range []int64{totalRow, botID} {
-			if _, err := q.w.NewUpdate().Model((*backlogRow)(nil)).
-				Set("n = CASE WHEN n >= ? THEN n - ? ELSE 0 END", n, n).
-				Where("bot_id = ?", id).
-				Exec(ctx); err != nil {
+		for _, id := range [2]int64{totalRow, botID} {
+			if _, err := q.exec(ctx, releaseBacklogSQL, n, n, id); err != nil {
 				return q.fail(err, "release backlog")
 			}
 		}
@@ -114,7 +122,7 @@ func (s *Store) BacklogByPlatform(ctx context.Context) (map[string]int, error) {
 	}
 	err := s.r.NewSelect().Model((*jobRow)(nil)).
 		ColumnExpr("platform").ColumnExpr("count(*) AS n").
-		Where("state IN (?, ?)", string(push.Queued), string(push.Running)).
+		Where("(state = ? OR state = ?)", string(push.Queued), string(push.Running)). // the partial index jobs_active
 		Group("platform").
 		Scan(ctx, &rows)
 	if err != nil {
@@ -152,7 +160,7 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 		}
 		if err := q.w.NewSelect().Model((*jobRow)(nil)).
 			Column("bot_id").ColumnExpr("COUNT(*) AS n").
-			Where("state IN (?)", bun.List([]string{string(push.Queued), string(push.Running)})).
+			Where("(state = ? OR state = ?)", string(push.Queued), string(push.Running)). // the partial index jobs_active
 			Group("bot_id").
 			Scan(ctx, &active); err != nil {
 			return q.fail(err, "count active jobs")

@@ -11,10 +11,16 @@ import (
 
 func inList(ids []string) any { return bun.List(ids) }
 
+// The statements of the idempotency records, prepared once.
+const (
+	selectIdempotencySQL = "SELECT kind, fingerprint, job_ids, created_ms FROM idempotency WHERE account_id = ? AND idem_key = ?"
+	insertIdempotencySQL = "INSERT INTO idempotency (account_id, idem_key, kind, fingerprint, job_ids, created_ms) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
 // Idempotency implements push.Tx.
 func (q queries) Idempotency(ctx context.Context, accountID int64, key string) (push.IdempotencyRecord, error) {
-	var row idempotencyRow
-	err := q.r.NewSelect().Model(&row).Where("account_id = ?", accountID).Where("idem_key = ?", key).Scan(ctx)
+	row := idempotencyRow{AccountID: accountID, IdemKey: key}
+	err := q.queryRow(q.quick(ctx), false, selectIdempotencySQL, []any{accountID, key}, &row.Kind, &row.Fingerprint, &row.JobIDs, &row.CreatedMs)
 	if isNoRows(err) {
 		return push.IdempotencyRecord{}, push.Errorf(push.NotFound, "idempotency_key_not_found", "no request was made with this Idempotency-Key")
 	}
@@ -26,14 +32,12 @@ func (q queries) Idempotency(ctx context.Context, accountID int64, key string) (
 
 // CreateIdempotency implements push.Tx.
 func (q queries) CreateIdempotency(ctx context.Context, r *push.IdempotencyRecord) error {
-	row := idempotencyRow{
-		AccountID: r.AccountID, IdemKey: r.Key, Kind: string(r.Kind), Fingerprint: r.Fingerprint,
-		JobIDs: strings.Join(r.JobIDs, ","), CreatedMs: toMs(r.CreatedAt),
-	}
-	if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {
-		return q.fail(err, "create idempotency record")
-	}
-	return nil
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		if _, err := q.exec(ctx, insertIdempotencySQL, r.AccountID, r.Key, string(r.Kind), r.Fingerprint, strings.Join(r.JobIDs, ","), toMs(r.CreatedAt)); err != nil {
+			return q.fail(err, "create idempotency record")
+		}
+		return nil
+	})
 }
 
 // DeleteIdempotencyBefore implements push.Tx.

@@ -2,34 +2,97 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/heraldpush/herald/push"
 )
+
+// jobColumns are the columns of a job row, in the order scanJob reads
+// them.
+const jobColumns = "seq, id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
+	"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms"
+
+// The hot statements of a job's life, prepared once.
+const (
+	insertJobSQL = "INSERT INTO jobs (id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
+		"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms) " +
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	// insertJobReturningSQL returns the new seq where the database has no
+	// last insert id (PostgreSQL).
+	insertJobReturningSQL = insertJobSQL + " RETURNING seq"
+	selectJobSQL          = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
+	// moveJobSQL sets started_ms (and counts an attempt) when the first
+	// flag is 1, finished_ms when the second is, the error when the third
+	// is, and the platform index when one is given.
+	moveJobSQL = "UPDATE jobs SET state = ?, updated_ms = ?, " +
+		"started_ms = CASE WHEN ? = 1 THEN ? ELSE started_ms END, attempts = attempts + ?, " +
+		"finished_ms = CASE WHEN ? = 1 THEN ? ELSE finished_ms END, " +
+		"error = CASE WHEN ? = 1 THEN ? ELSE error END, " +
+		"platform_index = CASE WHEN ? = '' THEN platform_index ELSE ? END " +
+		"WHERE id = ? AND state = ?"
+	moveJobReturningSQL = moveJobSQL + " RETURNING " + jobColumns
+)
+
+// scanJob reads a row of jobColumns.
+func scanJob(scan func(dest ...any) error) (jobRow, error) {
+	var r jobRow
+	err := scan(&r.Seq, &r.ID, &r.AccountID, &r.BotID, &r.TargetID, &r.Platform, &r.TargetType, &r.MsgType, &r.Content, &r.ImageURL,
+		&r.Wakeup, &r.State, &r.Cost, &r.Attempts, &r.Error, &r.PlatformIndex, &r.IdemKey, &r.CreatedMs, &r.UpdatedMs,
+		&r.StartedMs, &r.FinishedMs, &r.ExpiresMs)
+	return r, err
+}
 
 // CreateJobs implements push.Tx.
 func (q queries) CreateJobs(ctx context.Context, jobs []*push.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	rows := make([]jobRow, len(jobs))
-	for i, j := range jobs {
-		rows[i] = jobToRow(j)
-		rows[i].Seq = 0
+	// SQLite tells the new seq as the last insert id: a plain INSERT
+	// spares the machinery of a returned row.
+	lastID := q.store.dialect.name == "sqlite"
+	query := insertJobReturningSQL
+	if lastID {
+		query = insertJobSQL
 	}
-	if _, err := q.w.NewInsert().Model(&rows).Returning("seq").Exec(ctx); err != nil {
-		return q.fail(err, "create jobs")
-	}
-	for i, j := range jobs {
-		j.MessageID = rows[i].Seq
-	}
-	return nil
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		st, done, err := q.stmt(ctx, true, query)
+		if err != nil {
+			return q.fail(err, "create jobs")
+		}
+		defer done()
+		for _, j := range jobs {
+			r := jobToRow(j)
+			args := []any{r.ID, r.AccountID, r.BotID, r.TargetID, r.Platform, r.TargetType, r.MsgType, r.Content,
+				r.ImageURL, r.Wakeup, r.State, r.Cost, r.Attempts, r.Error, r.PlatformIndex, r.IdemKey, r.CreatedMs, r.UpdatedMs,
+				r.StartedMs, r.FinishedMs, r.ExpiresMs}
+			var seq int64
+			if lastID {
+				var res sql.Result
+				if res, err = st.ExecContext(ctx, args...); err == nil {
+					seq, err = res.LastInsertId()
+				}
+			} else {
+				err = st.QueryRowContext(ctx, args...).Scan(&seq)
+			}
+			if err != nil {
+				return q.fail(err, "create jobs")
+			}
+			j.MessageID = seq
+		}
+		return nil
+	})
 }
 
 // Job implements push.Tx.
 func (q queries) Job(ctx context.Context, id string) (push.Job, error) {
-	var row jobRow
-	err := q.r.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	ctx = q.quick(ctx)
+	st, done, err := q.stmt(ctx, false, selectJobSQL)
+	if err != nil {
+		return push.Job{}, q.fail(err, "read job")
+	}
+	defer done()
+	row, err := scanJob(st.QueryRowContext(ctx, id).Scan)
 	if isNoRows(err) {
 		return push.Job{}, push.Errorf(push.NotFound, "job_not_found", "job %s does not exist", id)
 	}
@@ -70,31 +133,39 @@ func (q queries) Jobs(ctx context.Context, ids []string) ([]push.Job, error) {
 	return out, nil
 }
 
-// MoveJob implements push.Tx.
+// MoveJob implements push.Tx. When the move carries the job as it stood
+// in m.From, the moved job is built from it (the row is not read back).
 func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) {
 	if !push.CanMove(m.From, m.To) {
 		return push.Job{}, push.Errorf(push.Conflict, push.ReasonStateChanged, "a job cannot move from %s to %s", m.From, m.To)
 	}
 	at := toMs(m.At)
-	upd := q.w.NewUpdate().Model((*jobRow)(nil)).
-		Set("state = ?", string(m.To)).
-		Set("updated_ms = ?", at).
-		Where("id = ?", m.ID).
-		Where("state = ?", string(m.From))
-	if m.To == push.Running {
-		upd = upd.Set("started_ms = ?", at).Set("attempts = attempts + 1")
-	}
-	if m.To.Settled() {
-		upd = upd.Set("finished_ms = ?", at)
-	}
-	if m.Error != "" || m.To == push.Succeeded {
-		upd = upd.Set("error = ?", m.Error)
-	}
-	if m.PlatformIndex != "" {
-		upd = upd.Set("platform_index = ?", m.PlatformIndex)
-	}
+	started := flag(m.To == push.Running)
+	args := []any{string(m.To), at,
+		started, at, started,
+		flag(m.To.Settled()), at,
+		flag(m.Error != "" || m.To == push.Succeeded), m.Error,
+		m.PlatformIndex, m.PlatformIndex,
+		m.ID, string(m.From)}
+	known := m.Job != nil && m.Job.ID == m.ID && m.Job.State == m.From
 	var row jobRow
-	err := upd.Returning("*").Scan(ctx, &row)
+	var err error
+	if known {
+		var res sql.Result
+		if res, err = q.exec(ctx, moveJobSQL, args...); err == nil {
+			if n, _ := res.RowsAffected(); n == 0 {
+				err = sql.ErrNoRows
+			}
+		}
+	} else {
+		var st *sql.Stmt
+		var done func()
+		if st, done, err = q.stmt(ctx, true, moveJobReturningSQL); err != nil {
+			return push.Job{}, q.fail(err, "move job")
+		}
+		row, err = scanJob(st.QueryRowContext(ctx, args...).Scan)
+		done()
+	}
 	if isNoRows(err) {
 		cur, err := q.Job(ctx, m.ID)
 		if err != nil {
@@ -105,7 +176,43 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 	if err != nil {
 		return push.Job{}, q.fail(err, "move job")
 	}
+	if known {
+		return movedJob(*m.Job, m), nil
+	}
 	return row.job(), nil
+}
+
+// movedJob is what moveJobSQL makes of j, read back as the store reads
+// rows (times in milliseconds, UTC).
+func movedJob(j push.Job, m push.JobMove) push.Job {
+	at := fromMs(toMs(m.At))
+	j.State = m.To
+	j.UpdatedAt = at
+	if m.To == push.Running {
+		j.StartedAt = at
+		j.Attempts++
+	}
+	if m.To.Settled() {
+		j.FinishedAt = at
+	}
+	if m.Error != "" || m.To == push.Succeeded {
+		j.Error = m.Error
+	}
+	if m.PlatformIndex != "" {
+		j.PlatformIndex = m.PlatformIndex
+	}
+	for _, t := range []*time.Time{&j.CreatedAt, &j.StartedAt, &j.FinishedAt, &j.ExpiresAt} {
+		*t = fromMs(toMs(*t))
+	}
+	return j
+}
+
+// flag is a boolean as a statement parameter.
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // FindJobs implements push.Tx.

@@ -62,16 +62,18 @@ func (q queries) APIKeys(ctx context.Context, accountID int64) ([]push.APIKey, e
 	return out, nil
 }
 
-// RevokeAPIKey implements push.Tx.
+// RevokeAPIKey implements push.Tx. The revocation counts in the auth
+// epoch, so that engines caching the key see it at once.
 func (q queries) RevokeAPIKey(ctx context.Context, id int64, at time.Time) error {
-	res, err := q.w.NewUpdate().Model((*apiKeyRow)(nil)).Set("revoked_ms = ?", toMs(at)).Where("id = ?", id).Where("revoked_ms = 0").Exec(ctx)
-	if err != nil {
-		return q.fail(err, "revoke API key")
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := q.APIKey(ctx, id); err != nil {
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		res, err := q.w.NewUpdate().Model((*apiKeyRow)(nil)).Set("revoked_ms = ?", toMs(at)).Where("id = ?", id).Where("revoked_ms = 0").Exec(ctx)
+		if err != nil {
+			return q.fail(err, "revoke API key")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			_, err := q.APIKey(ctx, id)
 			return err
 		}
-	}
-	return nil
+		return q.bumpAuthEpoch(ctx)
+	})
 }

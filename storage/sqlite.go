@@ -19,9 +19,12 @@ import (
 // a busy timeout for other processes (herald admin beside herald serve),
 // NORMAL sync (durable at each WAL checkpoint, safe against corruption),
 // foreign keys, and IMMEDIATE transactions so that read-then-write
-// transactions never fail to upgrade their lock.
+// transactions never fail to upgrade their lock. Temporary storage is in
+// memory: the statement journals of the group commit's savepoints (a copy
+// of each page a savepoint changes first) would otherwise be written to a
+// temporary file, a system call per page.
 func sqlitePragmas() []string {
-	return []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)"}
+	return []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", "temp_store(MEMORY)"}
 }
 
 func sqliteDialect() dialect {
@@ -55,7 +58,7 @@ func sqliteDSN(path string) (dsn string, memory bool, err error) {
 	var q url.Values
 	if path == ":memory:" {
 		// A private in-memory database lives as long as its one connection.
-		return "file::memory:?_txlock=immediate&_pragma=foreign_keys(ON)", true, nil
+		return "file::memory:?_txlock=immediate&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)", true, nil
 	}
 	base := path
 	if i := strings.IndexByte(path, '?'); i >= 0 {
@@ -125,13 +128,17 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	var s *Store
 	if memory {
-		return newStore(w, w, sqliteDialect(), w.Close), nil
+		s = newStore(w, w, sqliteDialect(), w.Close)
+	} else {
+		r, err := open(4)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		s = newStore(w, r, sqliteDialect(), r.Close, w.Close)
 	}
-	r, err := open(4)
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	return newStore(w, r, sqliteDialect(), r.Close, w.Close), nil
+	s.groupCommit()
+	return s, nil
 }

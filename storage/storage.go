@@ -7,6 +7,8 @@ import (
 	"context"
 	"database/sql"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -21,6 +23,13 @@ type Store struct {
 	dialect dialect
 	closers []func() error
 	sealer  *Sealer // seals bot configs at rest; nil stores them as given
+
+	commit    *committer // group commit of write transactions (SQLite); nil: one database transaction each
+	stmts     stmtCache
+	pgQueries sync.Map // statement text → the same with PostgreSQL placeholders
+	closeOnce sync.Once
+	closeErr  error
+	retried   atomic.Int64 // transactions run again after the database aborted them
 }
 
 var _ push.Store = (*Store)(nil)
@@ -61,6 +70,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.prepareAll(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -70,7 +83,15 @@ func newStore(w, r *bun.DB, d dialect, closers ...func() error) *Store {
 	return s
 }
 
-// Update implements push.Store: fn runs in one read-write transaction.
+// groupCommit makes the store commit the write transactions of
+// concurrent callers together (see committer).
+func (s *Store) groupCommit() { s.commit = newCommitter(s) }
+
+// Update implements push.Store: fn runs in one read-write transaction. On
+// SQLite, the transactions of concurrent callers are committed together,
+// each fn in a savepoint of its own: a fn that returns an error rolls back
+// its own writes only, and Update returns once the writes of fn are
+// committed.
 func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx push.Tx) error) error {
 	return s.runTx(ctx, func(ctx context.Context, q queries) error { return fn(ctx, q) })
 }
@@ -79,16 +100,27 @@ func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx push
 // break a conflict (serialization failure, deadlock) is run again.
 const maxTxAttempts = 5
 
-// runTx runs fn in a read-write transaction on the writer, again when the
-// database aborted it to break a conflict, and classifies the error.
+// runTx runs fn in a read-write transaction: through the group commit
+// when the store has one, else on its own.
 func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
+	if s.commit != nil {
+		return s.commit.run(ctx, fn)
+	}
+	return s.runTxDirect(ctx, fn)
+}
+
+// runTxDirect runs fn in a read-write transaction of its own on the
+// writer, again when the database aborted it to break a conflict, and
+// classifies the error.
+func (s *Store) runTxDirect(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true})
+			return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true, tx: tx.Tx, txStmts: make(txStmts)})
 		})
 		if err == nil || attempt >= maxTxAttempts || s.dialect.isRetryable == nil || !s.dialect.isRetryable(err) {
 			return s.dialect.classify(err)
 		}
+		s.retried.Add(1)
 		// Back off a little, with jitter, so the conflicting transactions
 		// do not meet again.
 		wait := time.Duration(attempt)*5*time.Millisecond + rand.N(5*time.Millisecond)
@@ -110,15 +142,21 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close implements push.Store.
+// Close implements push.Store: it waits for the transactions under way,
+// then closes the database.
 func (s *Store) Close() error {
-	var first error
-	for _, c := range s.closers {
-		if err := c(); err != nil && first == nil {
-			first = err
+	s.closeOnce.Do(func() {
+		if s.commit != nil {
+			s.commit.close()
 		}
-	}
-	return first
+		s.stmts.close()
+		for _, c := range s.closers {
+			if err := c(); err != nil && s.closeErr == nil {
+				s.closeErr = err
+			}
+		}
+	})
+	return s.closeErr
 }
 
 // DB returns the writer database, for tests and tools that inspect it.
@@ -130,6 +168,10 @@ type queries struct {
 	r, w  bun.IDB
 	store *Store
 	inTx  bool
+	tx    *sql.Tx // the transaction's, when inTx
+	// txStmts are the prepared statements bound to tx so far: a
+	// transaction binds each once, however often it runs it.
+	txStmts txStmts
 }
 
 // atomic runs fn in a transaction: the current one inside Update, or a new

@@ -571,12 +571,13 @@ func TestStoreMigrationsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"20261121000001 applied"}, status); diff != "" {
+		want := []string{"20261121000001 applied", "20261121000002 applied", "20261121000003 applied"}
+		if diff := cmp.Diff(want, status); diff != "" {
 			t.Fatalf("migration status (-want +got):\n%s", diff)
 		}
 		var applied int
-		if err := s.DB().NewSelect().Table("herald_migrations").ColumnExpr("COUNT(*)").Scan(ctx, &applied); err != nil || applied != 1 {
-			t.Fatalf("%d migration rows (%v), want 1", applied, err)
+		if err := s.DB().NewSelect().Table("herald_migrations").ColumnExpr("COUNT(*)").Scan(ctx, &applied); err != nil || applied != len(want) {
+			t.Fatalf("%d migration rows (%v), want %d", applied, err, len(want))
 		}
 		a, _, _ := seed(t, stores[n-1], 1)
 		if _, err := s.Account(ctx, a.ID); err != nil {

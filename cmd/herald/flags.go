@@ -78,6 +78,7 @@ type engineFlags struct {
 	logLevel       string
 	imageAllow     string
 	platformTime   time.Duration
+	pacing         bool
 	redis          string
 	redisNamespace string
 	reconcile      time.Duration
@@ -101,6 +102,7 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&e.imageAllow, "image-fetch-allow", "", "comma-separated networks (CIDR) that image downloads may reach although private or loopback")
 	fs.DurationVar(&e.platformTime, "platform-timeout", 30*time.Second, "time cap of one platform call")
+	fs.BoolVar(&e.pacing, "pacing", true, "space sends by each platform's published rate limits (turn off only against a platform server that does not enforce them, such as the fake of herald bench)")
 	fs.StringVar(&e.redis, "redis", "", "Redis URL (redis://[:password@]host:6379/0): run as one node of many, with the queue, completion notices and rate limit in Redis; needs a PostgreSQL --db")
 	fs.StringVar(&e.redisNamespace, "redis-namespace", "herald", "prefix of Herald's keys and queue in Redis (installations sharing one Redis use different ones)")
 	fs.DurationVar(&e.reconcile, "reconcile-interval", 30*time.Second, "with --redis: how often queued jobs the queue lost are enqueued again and stale running jobs are settled")
@@ -202,7 +204,7 @@ func (e *engineFlags) pointsPolicy() push.Points {
 }
 
 func (e *engineFlags) platformOptions() (platforms.Options, error) {
-	o := platforms.Options{Timeout: e.platformTime}
+	o := platforms.Options{Timeout: e.platformTime, NoPacing: !e.pacing}
 	for _, p := range strings.Split(e.imageAllow, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue

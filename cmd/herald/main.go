@@ -6,6 +6,7 @@
 //	herald migrate   create or upgrade the database schema
 //	herald admin     manage accounts, keys, bots, targets, points and jobs (JSON out)
 //	herald demo      run everything in one process against a fake Telegram and send three messages
+//	herald bench     measure throughput, latency and the server's costs under load
 //	herald version   print the version
 package main
 
@@ -36,6 +37,8 @@ Usage:
   herald migrate [flags]   create or upgrade the database schema
   herald admin   <noun> <verb> [flags]   manage accounts, keys, bots, targets, points, jobs
   herald demo    [flags]   run a self-contained demo against fakes of several platforms
+  herald bench   [flags]   load-test an embedded server (or --url) and report
+                           throughput, latency, CPU, allocations and memory
   herald version           print the version
 
 Run "herald <command> -h" for a command's flags. Every configuration flag
@@ -60,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return admin(ctx, args[1:], stdout, stderr)
 	case "demo":
 		err = demo(ctx, args[1:], stdout, stderr)
+	case "bench":
+		err = benchCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "herald", version)
 		return 0

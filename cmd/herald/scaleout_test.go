@@ -167,6 +167,35 @@ func TestScaleOutCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("a revoked key stops working on every node within one second", func(t *testing.T) {
+		k := testkit.MustAdmin(t, heraldBin, c.env, "key", "create", "--account", c.account)
+		key, id := k["key"].(string), fmt.Sprint(k["id"])
+		nodes := []*testkit.Process{a, b}
+		for i, node := range nodes {
+			// Each node authenticates the key (and remembers it).
+			if r := testkit.Call(t, node.URL, "GET", "/openapi/queue-request?key=none", key, nil); r.Status != http.StatusOK {
+				t.Fatalf("node %d before the revocation: %d %s", i, r.Status, r.Body)
+			}
+		}
+		testkit.MustAdmin(t, heraldBin, c.env, "key", "revoke", "--id", id)
+		revoked := time.Now()
+		for i, node := range nodes {
+			for {
+				r := testkit.Call(t, node.URL, "GET", "/openapi/queue-request?key=none", key, nil)
+				if r.Status == http.StatusForbidden && r.JSON()["error"] == "key_revoked" {
+					break
+				}
+				if r.Status != http.StatusOK {
+					t.Fatalf("node %d after the revocation: %d %s", i, r.Status, r.Body)
+				}
+				if time.Since(revoked) > time.Second {
+					t.Fatalf("node %d still accepts the key %s after it was revoked", i, time.Since(revoked))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	})
+
 	t.Run("the rate limit is shared by the nodes", func(t *testing.T) {
 		key := c.newKey(t)
 		const n = 240 // twice the limit: per-node limits would admit them all

@@ -18,6 +18,7 @@ func worker(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ef.register(fs)
 	workers := fs.Int("workers", 8, "jobs sent at once")
 	drain := fs.Duration("drain-timeout", 15*time.Second, "on SIGTERM, how long running sends may take to finish")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's runtime profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (loopback only; empty: off)")
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
 	}
@@ -30,6 +31,13 @@ func worker(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	log, err := ef.logger(stderr)
 	if err != nil {
 		return err
+	}
+	if *pprofAddr != "" {
+		stopPprof, err := servePprof(*pprofAddr, log, stdout)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
 	}
 	n, err := openNode(ctx, &ef, *workers, log)
 	if err != nil {

@@ -56,6 +56,7 @@ type Provider struct {
 	apiBase string
 	tokenRe *regexp.Regexp // digits, a colon, a secret of 30+ URL-safe characters
 	userRe  *regexp.Regexp // a public @username
+	configs botconfig.Cache[Config]
 }
 
 var (
@@ -159,7 +160,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 	if p.pacer == nil {
 		return 0
 	}
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return 0
 	}
@@ -202,7 +203,7 @@ func photoTypes() []string {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	cfg, err := p.parseConfig(d.Bot.Config)
+	cfg, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/heraldpush/herald/push"
 )
@@ -74,4 +75,37 @@ func Redact(text string, secrets ...string) string {
 		}
 	}
 	return text
+}
+
+// maxCached bounds a Cache; a full cache starts afresh.
+const maxCached = 1024
+
+// Cache remembers configs decoded and checked, by their raw JSON, so that
+// a provider does the work once per bot instead of at every send. Only
+// valid configs are kept. The zero value is ready to use.
+type Cache[T any] struct {
+	mu sync.RWMutex
+	m  map[string]T
+}
+
+// Get returns the config decoded from raw, calling parse on the first use
+// of raw.
+func (c *Cache[T]) Get(raw json.RawMessage, parse func(json.RawMessage) (T, error)) (T, error) {
+	c.mu.RLock()
+	v, ok := c.m[string(raw)]
+	c.mu.RUnlock()
+	if ok {
+		return v, nil
+	}
+	v, err := parse(raw)
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCached {
+		c.m = make(map[string]T)
+	}
+	c.m[string(raw)] = v
+	return v, nil
 }

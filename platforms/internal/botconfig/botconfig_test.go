@@ -2,6 +2,7 @@ package botconfig
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -51,6 +52,39 @@ func TestMalformedNeverQuotesTheValue(t *testing.T) {
 		err := BaseURL("demo", "api_base", v)
 		if err == nil || strings.Contains(err.Error(), "abc") {
 			t.Errorf("BaseURL(%q) = %v, want a refusal that does not quote it", v, err)
+		}
+	}
+}
+
+// TestCache: a config is decoded once per raw JSON; a refused one is not
+// kept, and is refused again.
+func TestCache(t *testing.T) {
+	var c Cache[string]
+	calls := 0
+	parse := func(raw json.RawMessage) (string, error) {
+		calls++
+		if string(raw) == `{}` {
+			return "", errors.New("empty")
+		}
+		return string(raw), nil
+	}
+	tests := []struct {
+		raw   string
+		want  string
+		err   bool
+		calls int
+	}{
+		{`{"a":1}`, `{"a":1}`, false, 1},
+		{`{"a":1}`, `{"a":1}`, false, 1},
+		{`{"a":2}`, `{"a":2}`, false, 2},
+		{`{}`, "", true, 3},
+		{`{}`, "", true, 4},
+		{`{"a":1}`, `{"a":1}`, false, 4},
+	}
+	for i, tt := range tests {
+		got, err := c.Get(json.RawMessage(tt.raw), parse)
+		if got != tt.want || (err != nil) != tt.err || calls != tt.calls {
+			t.Errorf("step %d: Get(%s) = %q, %v after %d parses; want %q, error %v, %d parses", i, tt.raw, got, err, calls, tt.want, tt.err, tt.calls)
 		}
 	}
 }

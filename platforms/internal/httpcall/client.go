@@ -50,7 +50,11 @@ func New(opts Options) *Client {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.TLSHandshakeTimeout = 10 * time.Second
 		t.ResponseHeaderTimeout = opts.Timeout
-		t.MaxIdleConnsPerHost = 32
+		// Many workers call one platform host at once: connections they
+		// return together must stay open for the next calls, not be
+		// closed and dialed again.
+		t.MaxIdleConns = 1024
+		t.MaxIdleConnsPerHost = 256
 		opts.Transport = t
 	}
 	return &Client{hc: &http.Client{Transport: opts.Transport, Timeout: opts.Timeout}}

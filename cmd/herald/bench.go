@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldpush/herald/internal/bench"
+	"github.com/heraldpush/herald/push"
+)
+
+// benchCmd runs `herald bench`: a load generator in the manner of nats
+// bench or redis-benchmark, against an embedded herald serve child process
+// on a fresh database with an instant fake Telegram, or against a running
+// server (--url).
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench", stderr)
+	var c bench.Config
+	fs.StringVar(&c.Scenario, "scenario", bench.Single, "what to send: "+strings.Join(bench.Scenarios(), ", ")+" (see BENCHMARKS.md)")
+	fs.IntVar(&c.Concurrency, "concurrency", 50, "load workers, each with one request in flight")
+	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured time")
+	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "load sent before the measured time and not counted (0: none)")
+	fs.Float64Var(&c.Rate, "rate", 0, "open loop: requests per second in all, latency counted from each request's intended send time (0: closed loop, each worker sends when answered)")
+	fs.IntVar(&c.BatchSize, "batch-size", 50, "targets of a batch or multi request, and chats that single sends go to in turn")
+	fs.DurationVar(&c.PlatformLatency, "platform-latency", 0, "how long the fake platform takes to answer (0: the scenario's default: 100ms for slow, 1s for accept, else none)")
+	fs.StringVar(&c.URL, "url", "", "a running server's API base URL (http://host:port/api) instead of an embedded server")
+	fs.StringVar(&c.Key, "key", "", "with --url: the API key")
+	fs.Int64Var(&c.Bot, "bot", 0, "with --url: the bot id")
+	targets := fs.String("targets", "", "with --url: comma-separated target ids of the bot")
+	fs.StringVar(&c.DB, "db", "", "embedded server: a new SQLite file, or a PostgreSQL URL in whose database the run makes (and drops) a schema of its own (default: a SQLite file in a temporary directory)")
+	fs.StringVar(&c.Redis, "redis", "", "embedded server: a Redis URL, with a PostgreSQL --db: the scale-out mode (in a namespace of the run's own, deleted at the end)")
+	fs.IntVar(&c.Workers, "workers", 0, "embedded server: jobs sent at once (0: concurrency × targets per request, more when the platform is slower than the sync wait)")
+	fs.DurationVar(&c.SyncWait, "sync-wait", 0, "embedded server: the synchronous wait (0: the server's default; 100ms for accept)")
+	fs.BoolVar(&c.Points, "points", false, "embedded server: enable the points system (the account gets a balance that lasts)")
+	fs.StringVar(&c.LogLevel, "server-log-level", "info", "embedded server: its log level (the log goes to a temporary file)")
+	fs.StringVar(&c.ProfileDir, "profile", "", "embedded server: write its CPU, allocation and heap profiles of the measured time (cpu.pprof, allocs.pprof, heap.pprof) into this directory")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of the report, and no progress line")
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
+	}
+	if *targets != "" {
+		for _, t := range strings.Split(*targets, ",") {
+			id, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+			if err != nil || id <= 0 {
+				return fmt.Errorf("--targets: %q is not a target id", t)
+			}
+			c.Targets = append(c.Targets, id)
+		}
+	}
+	if c.Concurrency <= 0 || c.Duration <= 0 || c.Rate < 0 || c.BatchSize <= 0 || c.BatchSize > 50 {
+		return errors.New("--concurrency and --duration must be positive, --rate not negative, and --batch-size between 1 and 50")
+	}
+	if c.URL == "" {
+		bin, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find the herald binary to run the server: %w", err)
+		}
+		c.Bin = bin
+		c.Seed = benchSeed
+	}
+	if f, ok := stdout.(*os.File); ok && !*asJSON && isTerminal(f) {
+		c.Progress = stdout
+	}
+	rep, err := bench.Run(ctx, c)
+	if err != nil && rep == nil {
+		return err
+	}
+	if *asJSON {
+		if perr := printJSON(stdout, rep); perr != nil {
+			return perr
+		}
+	} else {
+		rep.WriteText(stdout)
+	}
+	return err
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// benchSeed creates the benchmark's account, key, bots and targets in db,
+// opened as herald serve opens it (the engine flags' environment twins
+// apply).
+func benchSeed(ctx context.Context, db string, req bench.SeedRequest) (bench.Seed, error) {
+	fs := newFlagSet("bench", io.Discard)
+	var ef engineFlags
+	ef.register(fs)
+	if err := parseFlags(fs, nil, ef.names()); err != nil {
+		return bench.Seed{}, err
+	}
+	ef.db, ef.redis, ef.points, ef.keyFile = db, "", req.Points, req.KeyFile
+	n, err := openNode(ctx, &ef, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return bench.Seed{}, err
+	}
+	defer n.close()
+	a, err := n.eng.CreateAccount(ctx, "bench")
+	if err != nil {
+		return bench.Seed{}, err
+	}
+	if req.Points {
+		if _, err := n.eng.SetPoints(ctx, a.ID, 1<<50); err != nil {
+			return bench.Seed{}, err
+		}
+	}
+	_, key, err := n.eng.CreateAPIKey(ctx, a.ID, 0)
+	if err != nil {
+		return bench.Seed{}, err
+	}
+	out := bench.Seed{Key: key}
+	for i, sb := range req.Bots {
+		b, err := n.eng.CreateBot(ctx, push.Bot{AccountID: a.ID, Platform: "telegram", Name: fmt.Sprint("bench ", i+1), Config: json.RawMessage(sb.Config)})
+		if err != nil {
+			return bench.Seed{}, err
+		}
+		seeded := bench.SeededBot{ID: b.ID}
+		for _, chat := range sb.Chats {
+			t, err := n.eng.BindTarget(ctx, push.Target{BotID: b.ID, Type: push.TargetUser, Address: chat, Name: "chat " + chat})
+			if err != nil {
+				return bench.Seed{}, err
+			}
+			seeded.Targets = append(seeded.Targets, t.ID)
+		}
+		out.Bots = append(out.Bots, seeded)
+	}
+	return out, nil
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"testing"
+
+	"github.com/heraldpush/herald/internal/bench"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+)
+
+// runBench runs herald bench with args and --json and decodes its report.
+func runBench(t *testing.T, args ...string) bench.Report {
+	t.Helper()
+	out, err := exec.Command(heraldBin, append([]string{"bench", "--json"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("herald bench %v: %v\n%s", args, err, out)
+	}
+	var r bench.Report
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("herald bench %v printed no JSON report: %v\n%s", args, err, out)
+	}
+	return r
+}
+
+// TestBenchScenarios is a smoke test of herald bench: every scenario runs
+// for a moment against an embedded server, every answer is the scenario's
+// good one, and the report holds the server's own figures. The numbers
+// themselves are not judged here (BENCHMARKS.md is for that).
+func TestBenchScenarios(t *testing.T) {
+	const concurrency = 4
+	for _, sc := range bench.Scenarios() {
+		t.Run(sc, func(t *testing.T) {
+			t.Parallel()
+			r := runBench(t, "--scenario", sc, "--duration", "2s", "--warmup", "0", "--concurrency", fmt.Sprint(concurrency), "--batch-size", "5")
+			if r.Scenario != sc || r.Server != "sqlite" {
+				t.Fatalf("report of %s on %s", r.Scenario, r.Server)
+			}
+			if r.OK == 0 || r.NotOK != 0 {
+				t.Fatalf("%d good answers and %d others (%v; first: %s)\n%s", r.OK, r.NotOK, r.Statuses, r.FirstProblem, r.ServerLogTail)
+			}
+			perRequest := map[string]int64{bench.Batch: 5, bench.Multi: 5, bench.Replay: 0}
+			want, ok := perRequest[sc]
+			if !ok {
+				want = 1
+			}
+			switch {
+			case sc == bench.Accept:
+				// Answered 202 before the slow platform took them.
+			case want == 0 && r.Deliveries != 0:
+				t.Errorf("%d deliveries while only replays were sent: a replay sent again", r.Deliveries)
+			case want > 0 && r.Deliveries < (r.OK-concurrency)*want:
+				// The requests in flight when the measured time began (at
+				// most one per worker) are counted as answered in it, but
+				// some of their deliveries happened before it.
+				t.Errorf("%d deliveries for %d answered requests of %d targets", r.Deliveries, r.OK, want)
+			}
+			f := r.ServerFigures
+			if f == nil || f.CPUSeconds <= 0 || f.AllocsPerRequest <= 0 || f.PeakRSSMiB <= 0 || r.Latency.P50 <= 0 || r.Latency.Max < r.Latency.P99 {
+				t.Errorf("incomplete report: %+v, server %+v", r, f)
+			}
+		})
+	}
+}
+
+// TestBenchAgainstURL: herald bench addresses a running server with --url
+// and a key, bot and targets of its own.
+func TestBenchAgainstURL(t *testing.T) {
+	h := testkit.New(t, testkit.WithLimits(push.Limits{RatePerMinute: -1}))
+	f := h.Seed()
+	r := runBench(t, "--url", h.URL, "--key", f.Key, "--bot", fmt.Sprint(f.Bot.ID), "--targets", fmt.Sprint(f.Target.ID),
+		"--duration", "1s", "--warmup", "0", "--concurrency", "2")
+	if r.Server != "url" || r.OK == 0 || r.NotOK != 0 || r.ServerFigures != nil {
+		t.Fatalf("report: %+v", r)
+	}
+	if got := int64(len(h.Telegram.Messages())); got < r.OK {
+		t.Fatalf("the platform received %d messages; the bench counted %d delivered sends", got, r.OK)
+	}
+}
+
+// TestBenchScaleOut: herald bench runs its embedded server on PostgreSQL
+// and Redis, seeding sealed bot credentials that the server opens with the
+// run's own secret key.
+func TestBenchScaleOut(t *testing.T) {
+	db, rdb := testkit.PostgresURL(t), testkit.RedisURL(t)
+	r := runBench(t, "--db", db, "--redis", rdb, "--duration", "2s", "--warmup", "0", "--concurrency", "4")
+	if r.Server != "postgres+redis" || r.OK == 0 || r.NotOK != 0 {
+		t.Fatalf("report: %+v (first problem: %s)\n%s", r, r.FirstProblem, r.ServerLogTail)
+	}
+	if r.Deliveries < r.OK-4 { // see TestBenchScenarios
+		t.Errorf("%d deliveries for %d answered single sends", r.Deliveries, r.OK)
+	}
+}

@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the run's schema
+	"github.com/redis/go-redis/v9"
+)
+
+// embedded is a run's own server: the fake platform, a fresh database,
+// the seeded account and the herald serve child process.
+type embedded struct {
+	kind     string
+	dir      string
+	platform *Platform
+	srv      *Server
+	target   target
+	cleanup  []func()
+}
+
+func (e *embedded) close() {
+	for i := len(e.cleanup) - 1; i >= 0; i-- {
+		e.cleanup[i]()
+	}
+	e.cleanup = nil
+}
+
+// bigBacklog lifts the backlog limits: the benchmark measures throughput,
+// not the refusals of a full queue.
+const bigBacklog = "100000000"
+
+func startEmbedded(ctx context.Context, cfg *Config, id string) (_ *embedded, err error) {
+	e := &embedded{kind: "sqlite"}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	if e.dir, err = os.MkdirTemp("", "herald-bench-"); err != nil {
+		return nil, err
+	}
+	e.cleanup = append(e.cleanup, func() { _ = os.RemoveAll(e.dir) })
+
+	bots := 1
+	if cfg.Scenario == Multi {
+		bots = 2
+	}
+	tokens := make([]string, bots)
+	for i := range tokens {
+		tokens[i] = NewToken()
+	}
+	if e.platform, err = NewPlatform(cfg.PlatformLatency, tokens...); err != nil {
+		return nil, err
+	}
+	e.cleanup = append(e.cleanup, func() { _ = e.platform.Close() })
+
+	db := cfg.DB
+	switch {
+	case db == "":
+		db = filepath.Join(e.dir, "bench.db")
+	case isPostgres(db):
+		e.kind = "postgres"
+		schema := "herald_bench_" + id
+		if db, err = withSchema(ctx, db, schema); err != nil {
+			return nil, err
+		}
+		base := cfg.DB
+		e.cleanup = append(e.cleanup, func() { dropSchema(base, schema) })
+	default:
+		if _, err := os.Stat(db); err == nil {
+			return nil, fmt.Errorf("--db %s exists: the benchmark writes its own data and needs a new SQLite file (or leave --db out)", db)
+		}
+		e.cleanup = append(e.cleanup, func() {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				_ = os.Remove(db + suffix)
+			}
+		})
+	}
+
+	// The run's own secret key, beside its data: the seeding and the server
+	// seal and open the bots' credentials with it (HERALD_SECRET_KEY, when
+	// set, overrides it for both).
+	keyFile := filepath.Join(e.dir, "secret.key")
+	req := SeedRequest{Points: cfg.Points, KeyFile: keyFile}
+	for b := 0; b < bots; b++ {
+		conf, _ := json.Marshal(map[string]string{"token": tokens[b], "api_base": e.platform.URL()})
+		sb := SeedBot{Config: string(conf)}
+		n := cfg.BatchSize
+		if bots > 1 {
+			n = (cfg.BatchSize + bots - 1 - b) / bots // split as evenly as can be
+		}
+		for i := 0; i < n; i++ {
+			sb.Chats = append(sb.Chats, strconv.Itoa(100000+b*10000+i))
+		}
+		req.Bots = append(req.Bots, sb)
+	}
+	seed, err := cfg.Seed(ctx, db, req)
+	if err != nil {
+		return nil, fmt.Errorf("seed the database: %w", err)
+	}
+	e.target = target{key: seed.Key}
+	for _, b := range seed.Bots {
+		e.target.bots = append(e.target.bots, botTargets{id: b.ID, targets: b.Targets})
+	}
+
+	args := []string{
+		"--db", db,
+		"--secret-key-file", keyFile,
+		"--workers", strconv.Itoa(cfg.Workers),
+		"--rate-limit", "0",
+		"--backlog-bot", bigBacklog, "--backlog-total", bigBacklog,
+		"--pacing=false",
+		"--log-level", cfg.LogLevel,
+		"--points=" + strconv.FormatBool(cfg.Points),
+	}
+	if cfg.SyncWait > 0 {
+		args = append(args, "--sync-wait", cfg.SyncWait.String())
+	}
+	if cfg.ProfileDir != "" {
+		args = append(args, "--pprof-addr", "127.0.0.1:0")
+	}
+	if cfg.Redis != "" {
+		e.kind = "postgres+redis"
+		ns := "herald-bench-" + id
+		args = append(args, "--redis", cfg.Redis, "--redis-namespace", ns)
+		rurl := cfg.Redis
+		e.cleanup = append(e.cleanup, func() { deleteNamespace(rurl, ns) })
+	}
+	args = append(args, cfg.ServerArgs...)
+	if e.srv, err = startServer(ctx, cfg.Bin, args, nil, filepath.Join(e.dir, "server.log")); err != nil {
+		return nil, err
+	}
+	e.cleanup = append(e.cleanup, func() { _ = e.srv.Stop(30 * time.Second) })
+	return e, nil
+}
+
+// withSchema creates schema in the PostgreSQL database of dsn and returns
+// dsn with the schema as its search path.
+func withSchema(ctx context.Context, dsn, schema string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", errors.New("--db: the PostgreSQL URL cannot be parsed")
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA "`+schema+`"`); err != nil {
+		return "", fmt.Errorf("create the benchmark's schema: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+func dropSchema(dsn, schema string) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = db.ExecContext(ctx, `DROP SCHEMA IF EXISTS "`+schema+`" CASCADE`)
+}
+
+// deleteNamespace deletes the run's keys from Redis: its asynq queue and
+// Herald's own keys.
+func deleteNamespace(redisURL, ns string) {
+	opt, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, pattern := range []string{"asynq:{" + ns + "}:*", ns + ":*"} {
+		iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
+		var keys []string
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+			if len(keys) == 1000 {
+				rdb.Del(ctx, keys...)
+				keys = keys[:0]
+			}
+		}
+		if len(keys) > 0 {
+			rdb.Del(ctx, keys...)
+		}
+	}
+	rdb.SRem(ctx, "asynq:queues", ns)
+}

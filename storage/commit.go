@@ -1,0 +1,222 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+)
+
+// Group commit. SQLite has one writer at a time and the store keeps one
+// writer connection, so write transactions run one after the other. What
+// costs is the transaction itself (taking the write lock, writing the
+// pages of every index it touched to the WAL at commit) more than its few
+// statements. The committer runs the write transactions that callers
+// submit while another is running together, in one database transaction:
+// each caller's function runs inside a savepoint of its own, so that a
+// function that fails (insufficient points, full backlog, duplicate key)
+// rolls back its own writes only, and every caller gets its own outcome
+// only after the one COMMIT that made its writes durable.
+//
+// A batch is what was submitted by the time the previous one committed:
+// an idle store commits a lone transaction at once, a busy one commits
+// many for the price of one.
+
+// maxBatch bounds the transactions committed together, so that one batch
+// cannot keep its first caller waiting for long.
+const maxBatch = 128
+
+// txRequest is one caller's transaction.
+type txRequest struct {
+	ctx  context.Context
+	fn   func(ctx context.Context, q queries) error
+	done chan error
+}
+
+// committer runs the store's write transactions in batches.
+type committer struct {
+	s    *Store
+	reqs chan *txRequest
+
+	mu      sync.RWMutex
+	closed  bool
+	callers sync.WaitGroup
+	stopped chan struct{}
+
+	grouped atomic.Int64 // transactions committed in a batch of more than one
+}
+
+func newCommitter(s *Store) *committer {
+	c := &committer{s: s, reqs: make(chan *txRequest, 4*maxBatch), stopped: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// errClosed is the answer to a transaction submitted after Close.
+func errClosed() error {
+	return &push.Error{Kind: push.Unavailable, Reason: "store_closed", RetryAfter: 5 * time.Second,
+		Message: "the database is closed: the service is stopping"}
+}
+
+// run submits fn and waits for its outcome. A transaction whose caller's
+// context ends before it started does not run; once started, it is seen
+// through (its statements do not watch the caller's context, which would
+// abort the whole batch), and its outcome is what happened.
+func (c *committer) run(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return errClosed()
+	}
+	c.callers.Add(1)
+	c.mu.RUnlock()
+	defer c.callers.Done()
+	r := &txRequest{ctx: ctx, fn: safe(fn), done: make(chan error, 1)}
+	select {
+	case c.reqs <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	err := <-r.done
+	if p, ok := err.(*fnPanic); ok {
+		// fn panicked on the committer: its writes were rolled back, and
+		// the panic goes on in the caller's goroutine, where it would
+		// have happened without the group commit.
+		panic(p.value)
+	}
+	return err
+}
+
+// fnPanic carries the panic of a transaction's function back to its
+// caller.
+type fnPanic struct{ value any }
+
+func (p *fnPanic) Error() string { return fmt.Sprint("storage: transaction panicked: ", p.value) }
+
+// safe wraps fn so that a panic becomes an error (a *fnPanic): one
+// transaction's bug must not stop the committer for every other.
+func safe(fn func(ctx context.Context, q queries) error) func(ctx context.Context, q queries) error {
+	return func(ctx context.Context, q queries) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = &fnPanic{value: v}
+			}
+		}()
+		return fn(ctx, q)
+	}
+}
+
+// close waits for the transactions submitted so far and stops the loop.
+func (c *committer) close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		<-c.stopped
+		return
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.callers.Wait()
+	close(c.reqs)
+	<-c.stopped
+}
+
+func (c *committer) loop() {
+	defer close(c.stopped)
+	batch := make([]*txRequest, 0, maxBatch)
+	for first := range c.reqs {
+		batch = append(batch[:0], first)
+		// Let the goroutines that are ready to submit do so first: on a
+		// busy server this makes batches several times larger (each
+		// commit costs the same however many it carries) for a few
+		// microseconds of waiting.
+		runtime.Gosched()
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-c.reqs:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		c.commit(batch)
+		clear(batch)
+	}
+}
+
+// commit runs one batch.
+func (c *committer) commit(batch []*txRequest) {
+	live := batch[:0:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- err // not started: nothing was written
+			continue
+		}
+		live = append(live, r)
+	}
+	switch len(live) {
+	case 0:
+		return
+	case 1:
+		r := live[0]
+		r.done <- c.s.runTxDirect(context.WithoutCancel(r.ctx), r.fn)
+		return
+	}
+	results, err := c.together(live)
+	if err != nil {
+		// The batch as a whole failed (the database refused BEGIN or
+		// COMMIT, or a savepoint): nothing of it was written. Each
+		// transaction runs again on its own and gets its own outcome.
+		for _, r := range live {
+			r.done <- c.s.runTxDirect(context.WithoutCancel(r.ctx), r.fn)
+		}
+		return
+	}
+	c.grouped.Add(int64(len(live)))
+	for i, r := range live {
+		r.done <- results[i]
+	}
+}
+
+// together runs the batch in one transaction, each function in a
+// savepoint, and commits it. It returns each function's outcome, or an
+// error when the transaction itself failed.
+func (c *committer) together(batch []*txRequest) ([]error, error) {
+	bg := context.Background()
+	tx, err := c.s.w.BeginTx(bg, nil)
+	if err != nil {
+		return nil, err
+	}
+	q := queries{r: tx, w: tx, store: c.s, inTx: true, tx: tx.Tx, txStmts: make(txStmts)}
+	results := make([]error, len(batch))
+	for i, r := range batch {
+		if _, err := q.exec(bg, "SAVEPOINT herald_tx"); err != nil {
+			_ = tx.Rollback()
+			return nil, err
+		}
+		ferr := r.fn(context.WithoutCancel(r.ctx), q)
+		if ferr != nil {
+			if _, err := q.exec(bg, "ROLLBACK TO SAVEPOINT herald_tx"); err != nil {
+				_ = tx.Rollback()
+				return nil, err
+			}
+			results[i] = c.s.dialect.classify(ferr)
+		}
+		if _, err := q.exec(bg, "RELEASE SAVEPOINT herald_tx"); err != nil {
+			_ = tx.Rollback()
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}

@@ -1,0 +1,223 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/storage"
+)
+
+// TestUpdateIsolatesEachTransaction: many concurrent Updates, committed
+// together on SQLite (a savepoint each), some failing after they wrote:
+// a failed one leaves nothing behind, the others are all there, and the
+// balance and ledger count exactly the successful charges.
+func TestUpdateIsolatesEachTransaction(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 1000)
+		errBoom := errors.New("boom")
+		const n = 90
+		type outcome struct {
+			kind int // 0 succeeds, 1 fails after writing, 2 races another for one key
+			key  string
+			job  *push.Job
+			err  error
+		}
+		out := make([]outcome, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range out {
+			o := &out[i]
+			o.kind = i % 3
+			o.key = fmt.Sprint("ok-", i)
+			switch o.kind {
+			case 1:
+				o.key = fmt.Sprint("fail-", i)
+			case 2:
+				o.key = fmt.Sprint("dup-", i/6) // two transactions per key
+			}
+			o.job = newJob(a, b, tg, fmt.Sprint("message ", i))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				o.err = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+					if err := tx.CreateJobs(ctx, []*push.Job{o.job}); err != nil {
+						return err
+					}
+					charge := []push.LedgerEntry{{AccountID: a.ID, JobID: o.job.ID, Kind: push.LedgerCharge, Amount: -1, At: t0}}
+					if err := tx.Charge(ctx, a.ID, charge); err != nil {
+						return err
+					}
+					rec := &push.IdempotencyRecord{AccountID: a.ID, Key: o.key, Kind: push.KindSingle, Fingerprint: "f", JobIDs: []string{o.job.ID}, CreatedAt: t0}
+					if err := tx.CreateIdempotency(ctx, rec); err != nil {
+						return err
+					}
+					if o.kind == 1 {
+						return errBoom
+					}
+					return nil
+				})
+			}()
+		}
+		close(start)
+		wg.Wait()
+
+		succeeded := 0
+		dupWins := map[string]int{}
+		for i, o := range out {
+			_, jerr := s.Job(ctx, o.job.ID)
+			_, rerr := s.Idempotency(ctx, a.ID, o.key)
+			switch {
+			case o.err == nil:
+				succeeded++
+				if o.kind == 1 {
+					t.Fatalf("transaction %d returned an error and still committed", i)
+				}
+				if jerr != nil || rerr != nil {
+					t.Errorf("transaction %d committed, but its job (%v) or record (%v) is missing", i, jerr, rerr)
+				}
+				if o.kind == 2 {
+					dupWins[o.key]++
+				}
+			case o.kind == 1 && errors.Is(o.err, errBoom), o.kind == 2 && push.ReasonOf(o.err) == push.ReasonDuplicate:
+				if push.KindOf(jerr) != push.NotFound {
+					t.Errorf("transaction %d failed (%v), but its job was written (%v)", i, o.err, jerr)
+				}
+				if o.kind == 1 && push.KindOf(rerr) != push.NotFound {
+					t.Errorf("transaction %d failed, but its idempotency record was written (%v)", i, rerr)
+				}
+			default:
+				t.Errorf("transaction %d (kind %d): %v", i, o.kind, o.err)
+			}
+		}
+		for k, wins := range dupWins {
+			if wins != 1 {
+				t.Errorf("key %s: %d transactions committed it, want 1", k, wins)
+			}
+		}
+		if len(dupWins) != n/6 {
+			t.Errorf("%d raced keys committed, want %d", len(dupWins), n/6)
+		}
+		if acc, _ := s.Account(ctx, a.ID); acc.Points != 1000-int64(succeeded) {
+			t.Errorf("balance %d after %d charges of 1 from 1000", acc.Points, succeeded)
+		}
+		if l, _ := s.Ledger(ctx, a.ID); len(l) != succeeded {
+			t.Errorf("%d ledger entries, want %d", len(l), succeeded)
+		}
+		if storage.IsPostgres(dsn) {
+			return
+		}
+		if storage.GroupedTransactions(s) == 0 {
+			t.Errorf("no transaction was committed together with another: the group commit was not exercised")
+		}
+	})
+}
+
+// TestBacklogReserveReleaseDoNotDeadlock: reservations (one bot, or two)
+// and releases racing on the same counters take their row locks in one
+// order, so no transaction is ever aborted as a deadlock victim, and the
+// counters end where they began.
+func TestBacklogReserveReleaseDoNotDeadlock(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		bots := []int64{21, 22, 23}
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for g := 0; g < 40; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 5; i++ {
+					perBot := map[int64]int{bots[(g+i)%3]: 1}
+					if g%4 == 0 {
+						perBot[bots[(g+i+1)%3]] = 1
+					}
+					err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+						return tx.ReserveBacklog(ctx, perBot, 1000, 1000)
+					})
+					for bot, n := range perBot {
+						if err != nil {
+							break
+						}
+						err = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+							return tx.ReleaseBacklog(ctx, bot, n)
+						})
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("reserve or release: %v", err)
+		}
+		for _, bot := range append([]int64{0}, bots...) {
+			if n, err := s.Backlog(ctx, bot); n != 0 || err != nil {
+				t.Errorf("counter of bot %d is %d (%v) after as many releases as reservations", bot, n, err)
+			}
+		}
+		if n := storage.RetriedTransactions(s); n != 0 {
+			t.Errorf("%d transactions were aborted and run again (deadlocks)", n)
+		}
+	})
+}
+
+// TestUpdatePanicStaysWithItsCaller: a transaction function that panics
+// panics in its caller's goroutine, as it would without the group commit;
+// its writes are rolled back and the transactions committed with it are
+// not disturbed.
+func TestUpdatePanicStaysWithItsCaller(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 0)
+		jobs := make([]*push.Job, 20)
+		panicked := make([]any, len(jobs))
+		errs := make([]error, len(jobs))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range jobs {
+			jobs[i] = newJob(a, b, tg, fmt.Sprint("m", i))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { panicked[i] = recover() }()
+				<-start
+				errs[i] = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+					if err := tx.CreateJobs(ctx, []*push.Job{jobs[i]}); err != nil {
+						return err
+					}
+					if i%5 == 0 {
+						panic(fmt.Sprint("bug in transaction ", i))
+					}
+					return nil
+				})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i, j := range jobs {
+			_, err := s.Job(ctx, j.ID)
+			if i%5 == 0 {
+				if panicked[i] != fmt.Sprint("bug in transaction ", i) {
+					t.Errorf("transaction %d: the caller saw %v, not its panic", i, panicked[i])
+				}
+				if push.KindOf(err) != push.NotFound {
+					t.Errorf("transaction %d panicked, but its job was written (%v)", i, err)
+				}
+				continue
+			}
+			if panicked[i] != nil || errs[i] != nil || err != nil {
+				t.Errorf("transaction %d: panic %v, error %v, job %v", i, panicked[i], errs[i], err)
+			}
+		}
+	})
+}
