@@ -84,9 +84,6 @@ func (r *mrkdwnRenderer) block(n ast.Node, depth int) {
 	case *ast.HTMLBlock:
 		r.gap()
 		r.lines(n)
-		if n.HasClosure() {
-			r.out.WriteString(EscapeText(string(n.ClosureLine.Value(r.src))))
-		}
 		r.pendingGap = true
 	case *ast.Blockquote:
 		r.gap()
@@ -142,13 +139,17 @@ func (r *mrkdwnRenderer) list(l *ast.List, depth int) {
 	}
 }
 
-// lines writes a block's raw lines, escaped, without the last newline.
+// lines writes a block's raw lines, and an HTML block's end line,
+// escaped, without the last newline.
 func (r *mrkdwnRenderer) lines(n ast.Node) {
 	ls := n.Lines()
 	var b strings.Builder
 	for i := 0; i < ls.Len(); i++ {
 		seg := ls.At(i)
 		b.Write(seg.Value(r.src))
+	}
+	if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
+		b.Write(h.ClosureLine.Value(r.src))
 	}
 	r.out.WriteString(EscapeText(strings.TrimRight(b.String(), "\n")))
 }

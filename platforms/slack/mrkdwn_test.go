@@ -26,6 +26,7 @@ func TestMrkdwn(t *testing.T) {
 		{"code span", "run `rm -rf <dir>`", "run `rm -rf &lt;dir&gt;`"},
 		{"code block", "```go\nif a < b {}\n```", "```\nif a &lt; b {}\n```"},
 		{"raw html is text", "<b>x</b>", "&lt;b&gt;x&lt;/b&gt;"},
+		{"html block with an end line", "<!--\nnote\n-->\n\nafter", "&lt;!--\nnote\n--&gt;\n\nafter"},
 		{"line breaks", "one\ntwo  \nthree", "one\ntwo\nthree"},
 		{"rule", "a\n\n---\n\nb", "a\n\n———\n\nb"},
 		{"entities", "&copy; &amp;", "© &amp;"},

@@ -104,10 +104,6 @@ func (r *renderer) block(n ast.Node, indent int) {
 		}
 		r.gap()
 		r.lines(n)
-		if n.HasClosure() {
-			r.out.WriteString(escape(string(n.ClosureLine.Value(r.src))))
-		}
-		trimTrailingNewlines(&r.out)
 		r.pendingGap = true
 	case *ast.Blockquote:
 		r.gap()
@@ -166,13 +162,17 @@ func (r *renderer) list(l *ast.List, indent int) {
 	}
 }
 
-// lines writes a block's raw lines, escaped, without the last newline.
+// lines writes a block's raw lines, and an HTML block's end line,
+// escaped, without the last newline.
 func (r *renderer) lines(n ast.Node) {
 	ls := n.Lines()
 	var b strings.Builder
 	for i := 0; i < ls.Len(); i++ {
 		seg := ls.At(i)
 		b.Write(seg.Value(r.src))
+	}
+	if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
+		b.Write(h.ClosureLine.Value(r.src))
 	}
 	r.out.WriteString(escape(strings.TrimRight(b.String(), "\n")))
 }

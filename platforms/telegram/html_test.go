@@ -89,6 +89,7 @@ func TestMarkdownToHTML(t *testing.T) {
 		{"quotes in a URL", `[q"uote](https://e.com/?a="b"&c=<d>)`, `<a href="https://e.com/?a=&quot;b&quot;&amp;c=&lt;d&gt;">q"uote</a>`},
 		{"raw HTML is text", "<b>raw</b> & <i>html</i> 1 < 2 > 0", "&lt;b&gt;raw&lt;/b&gt; &amp; &lt;i&gt;html&lt;/i&gt; 1 &lt; 2 &gt; 0"},
 		{"HTML block is text", "<div>\n<p>x</p>\n</div>", "&lt;div&gt;\n&lt;p&gt;x&lt;/p&gt;\n&lt;/div&gt;"},
+		{"HTML block with an end line is text", "<script>\nx\n</script>\n\nafter", "&lt;script&gt;\nx\n&lt;/script&gt;\n\nafter"},
 		{"HTML comments are hidden", "<!-- hidden -->\n\ntext <!-- also --> end", "text  end"},
 		{"entities", "&copy; &nbsp;x &amp; &#128512; &lt;tag&gt;", "© \u00a0x &amp; 😀 &lt;tag&gt;"},
 		{"backslash escapes", `\*not\* \_it\_ \|\|no\|\|`, "*not* _it_ ||no||"},

@@ -84,10 +84,6 @@ func (r *renderer) block(n ast.Node, indent int) {
 	case *ast.HTMLBlock:
 		r.gap()
 		r.lines(n)
-		if n.HasClosure() {
-			r.out.Write(n.ClosureLine.Value(r.src))
-		}
-		trimTrailingNewlines(&r.out)
 		r.pendingGap = true
 	case *ast.Blockquote:
 		r.gap()
@@ -136,12 +132,17 @@ func (r *renderer) list(l *ast.List, indent int) {
 	}
 }
 
+// lines writes a block's raw lines, and an HTML block's end line, without
+// the last newline.
 func (r *renderer) lines(n ast.Node) {
 	ls := n.Lines()
 	var b bytes.Buffer
 	for i := 0; i < ls.Len(); i++ {
 		seg := ls.At(i)
 		b.Write(seg.Value(r.src))
+	}
+	if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
+		b.Write(h.ClosureLine.Value(r.src))
 	}
 	r.out.Write(bytes.TrimRight(b.Bytes(), "\n"))
 }
@@ -221,10 +222,4 @@ func plainText(n ast.Node, src []byte) string {
 		return ast.WalkContinue, nil
 	})
 	return strings.TrimSpace(b.String())
-}
-
-func trimTrailingNewlines(b *bytes.Buffer) {
-	for b.Len() > 0 && b.Bytes()[b.Len()-1] == '\n' {
-		b.Truncate(b.Len() - 1)
-	}
 }

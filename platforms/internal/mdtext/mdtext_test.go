@@ -29,6 +29,7 @@ func TestRender(t *testing.T) {
 		{"hard break", "a  \nb", nil, "a\nb"},
 		{"rule", "a\n\n---\n\nb", nil, "a\n\n———\n\nb"},
 		{"raw html kept", "x <b>y</b>", nil, "x <b>y</b>"},
+		{"html block with an end line", "<script>\nx\n</script>\n\nafter", nil, "<script>\nx\n</script>\n\nafter"},
 		{"stars alone are a rule", "**  **", nil, "———"},
 	}
 	for _, tt := range tests {
