@@ -1,15 +1,14 @@
 package telegram
 
 import (
-	"bytes"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/heraldpush/herald/platforms/internal/mdtext"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -31,161 +30,53 @@ import (
 // never nested, and blockquotes are never nested (an inner quote is
 // flattened into the outer one).
 func MarkdownToHTML(src string) string {
-	source := []byte(src)
-	md := goldmark.New(goldmark.WithExtensions(extension.Strikethrough, spoilers{}))
-	doc := md.Parser().Parse(text.NewReader(source))
-	r := renderer{src: source}
-	r.blocks(doc, 0)
-	return strings.TrimSpace(dropEmptyTags(r.out.String()))
+	layout := mdtext.Layout{ListIndent: "  ", HideComments: true, Extensions: []goldmark.Extender{spoilers{}}}
+	return strings.TrimSpace(dropEmptyTags(mdtext.Walk(src, &renderer{}, layout)))
 }
 
+// renderer is the mdtext.Dialect of Telegram's HTML.
 type renderer struct {
-	src        []byte
-	out        bytes.Buffer
-	inQuote    bool     // Telegram does not nest blockquotes
-	linkDepth  int      // Telegram does not nest links
-	open       []string // formatting tags open around the current text
-	pendingGap bool     // a blank line is owed before the next block
+	inQuote   bool     // Telegram does not nest blockquotes
+	linkDepth int      // Telegram does not nest links
+	open      []string // formatting tags open around the current text
 }
 
-func (r *renderer) gap() {
-	if r.pendingGap && r.out.Len() > 0 {
-		r.out.WriteString("\n\n")
-	}
-	r.pendingGap = false
+// Escape implements mdtext.Dialect.
+func (*renderer) Escape(s string) string { return escape(s) }
+
+// Heading implements mdtext.Dialect: a bold line.
+func (r *renderer) Heading(w *mdtext.Walker, h *ast.Heading) {
+	r.format(w, "b", func() { w.Inlines(h) })
 }
 
-// blocks renders the block children of n. indent is the list nesting
-// depth, used to indent nested list items.
-func (r *renderer) blocks(n ast.Node, indent int) {
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		r.block(c, indent)
-	}
-}
-
-func (r *renderer) block(n ast.Node, indent int) {
-	switch n := n.(type) {
-	case *ast.Paragraph, *ast.TextBlock:
-		r.gap()
-		r.inlines(n)
-		r.pendingGap = true
-	case *ast.Heading:
-		r.gap()
-		r.format("b", func() { r.inlines(n) })
-		r.pendingGap = true
-	case *ast.ThematicBreak:
-		r.gap()
-		r.out.WriteString("———")
-		r.pendingGap = true
-	case *ast.FencedCodeBlock:
-		r.gap()
-		lang := sanitizeLanguage(string(n.Language(r.src)))
-		if lang != "" {
-			r.out.WriteString(`<pre><code class="language-` + lang + `">`)
-		} else {
-			r.out.WriteString("<pre>")
-		}
-		r.lines(n)
-		if lang != "" {
-			r.out.WriteString("</code></pre>")
-		} else {
-			r.out.WriteString("</pre>")
-		}
-		r.pendingGap = true
-	case *ast.CodeBlock:
-		r.gap()
-		r.out.WriteString("<pre>")
-		r.lines(n)
-		r.out.WriteString("</pre>")
-		r.pendingGap = true
-	case *ast.HTMLBlock:
-		if n.HTMLBlockType == ast.HTMLBlockType2 {
-			return // a comment: hidden, as Markdown renders it
-		}
-		r.gap()
-		r.lines(n)
-		r.pendingGap = true
-	case *ast.Blockquote:
-		r.gap()
-		if r.inQuote {
-			r.blocks(n, indent)
-		} else {
-			r.inQuote = true
-			r.out.WriteString("<blockquote>")
-			r.blocks(n, indent)
-			trimTrailingNewlines(&r.out)
-			r.out.WriteString("</blockquote>")
-			r.inQuote = false
-		}
-		r.pendingGap = true
-	case *ast.List:
-		r.gap()
-		r.list(n, indent)
-		r.pendingGap = true
-	default:
-		// Unknown blocks (from extensions) render their children.
-		r.blocks(n, indent)
+// CodeBlock implements mdtext.Dialect: a pre, with the language of a
+// fenced block.
+func (*renderer) CodeBlock(w *mdtext.Walker, code, lang string) {
+	if lang = sanitizeLanguage(lang); lang != "" {
+		w.WriteString(`<pre><code class="language-` + lang + `">` + code + "</code></pre>")
+	} else {
+		w.WriteString("<pre>" + code + "</pre>")
 	}
 }
 
-func (r *renderer) list(l *ast.List, indent int) {
-	num := l.Start
-	for item := l.FirstChild(); item != nil; item = item.NextSibling() {
-		if item != l.FirstChild() {
-			r.out.WriteByte('\n')
-		}
-		r.out.WriteString(strings.Repeat("  ", indent))
-		if l.IsOrdered() {
-			r.out.WriteString(strconv.Itoa(num) + ". ")
-			num++
-		} else {
-			r.out.WriteString("• ")
-		}
-		for c := item.FirstChild(); c != nil; c = c.NextSibling() {
-			if c != item.FirstChild() {
-				r.out.WriteByte('\n')
-			}
-			r.pendingGap = false
-			switch c := c.(type) {
-			case *ast.List:
-				if c == item.FirstChild() {
-					r.out.WriteByte('\n')
-				}
-				r.list(c, indent+1)
-			case *ast.Paragraph, *ast.TextBlock:
-				r.inlines(c)
-			default:
-				r.block(c, indent+1)
-			}
-		}
-		r.pendingGap = false
+// Quote implements mdtext.Dialect: a blockquote, into which a quote
+// inside it is flattened.
+func (r *renderer) Quote(w *mdtext.Walker, q *ast.Blockquote, depth int) {
+	if r.inQuote {
+		w.Blocks(q, depth)
+		return
 	}
-}
-
-// lines writes a block's raw lines, and an HTML block's end line,
-// escaped, without the last newline.
-func (r *renderer) lines(n ast.Node) {
-	ls := n.Lines()
-	var b strings.Builder
-	for i := 0; i < ls.Len(); i++ {
-		seg := ls.At(i)
-		b.Write(seg.Value(r.src))
-	}
-	if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
-		b.Write(h.ClosureLine.Value(r.src))
-	}
-	r.out.WriteString(escape(strings.TrimRight(b.String(), "\n")))
-}
-
-func (r *renderer) inlines(n ast.Node) {
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		r.inline(c)
-	}
+	r.inQuote = true
+	w.WriteString("<blockquote>")
+	w.Blocks(q, depth)
+	w.TrimTrailingNewlines()
+	w.WriteString("</blockquote>")
+	r.inQuote = false
 }
 
 // format wraps what body writes in a formatting tag, unless that tag is
 // already open (Telegram does not nest an entity in one of its kind).
-func (r *renderer) format(tag string, body func()) {
+func (r *renderer) format(w *mdtext.Walker, tag string, body func()) {
 	for _, t := range r.open {
 		if t == tag {
 			body()
@@ -193,123 +84,82 @@ func (r *renderer) format(tag string, body func()) {
 		}
 	}
 	r.open = append(r.open, tag)
-	r.out.WriteString("<" + tag + ">")
+	w.WriteString("<" + tag + ">")
 	body()
-	r.out.WriteString("</" + tag + ">")
+	w.WriteString("</" + tag + ">")
 	r.open = r.open[:len(r.open)-1]
 }
 
-// code writes a code span. Telegram keeps code only outside other
-// entities, so open formatting is closed around it and opened again; in a
-// link, where that would split the link, the code is plain text.
-func (r *renderer) code(s string) {
+// CodeSpan implements mdtext.Dialect. Telegram keeps code only outside
+// other entities, so open formatting is closed around it and opened again;
+// in a link, where that would split the link, the code is plain text.
+func (r *renderer) CodeSpan(w *mdtext.Walker, code string) {
 	if r.linkDepth > 0 {
-		r.out.WriteString(escape(s))
+		w.WriteString(code)
 		return
 	}
 	for i := len(r.open) - 1; i >= 0; i-- {
-		r.out.WriteString("</" + r.open[i] + ">")
+		w.WriteString("</" + r.open[i] + ">")
 	}
-	r.out.WriteString("<code>" + escape(s) + "</code>")
+	w.WriteString("<code>" + code + "</code>")
 	for _, t := range r.open {
-		r.out.WriteString("<" + t + ">")
+		w.WriteString("<" + t + ">")
 	}
 }
 
-func (r *renderer) inline(n ast.Node) {
+// Inline implements mdtext.Dialect.
+func (r *renderer) Inline(w *mdtext.Walker, n ast.Node) {
 	switch n := n.(type) {
-	case *ast.Text:
-		r.text(n.Value(r.src), n.IsRaw())
-		if n.HardLineBreak() || n.SoftLineBreak() {
-			r.out.WriteByte('\n')
-		}
-	case *ast.String:
-		r.text(n.Value, n.IsRaw() || n.IsCode())
-	case *ast.CodeSpan:
-		var b bytes.Buffer
-		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-			switch t := c.(type) {
-			case *ast.Text:
-				b.Write(t.Value(r.src))
-			case *ast.String:
-				b.Write(t.Value)
-			}
-		}
-		r.code(b.String())
 	case *ast.Emphasis:
 		tag := "i"
 		if n.Level >= 2 {
 			tag = "b"
 		}
-		r.format(tag, func() { r.inlines(n) })
+		r.format(w, tag, func() { w.Inlines(n) })
 	case *extast.Strikethrough:
-		r.format("s", func() { r.inlines(n) })
+		r.format(w, "s", func() { w.Inlines(n) })
 	case *spoiler:
-		r.format("tg-spoiler", func() { r.inlines(n) })
+		r.format(w, "tg-spoiler", func() { w.Inlines(n) })
 	case *ast.Link:
-		r.link(string(n.Destination), n)
+		r.link(w, string(n.Destination), n)
 	case *ast.AutoLink:
-		u := string(n.URL(r.src))
-		if n.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(u), "mailto:") {
-			u = "mailto:" + u
-		}
-		label := string(n.Label(r.src))
-		if href, ok := safeHref(u); ok && r.linkDepth == 0 {
-			r.out.WriteString(`<a href="` + escapeAttr(href) + `">` + escape(label) + "</a>")
+		label := string(n.Label(w.Source()))
+		if href, ok := safeHref(mdtext.AutoLinkURL(n, w.Source())); ok && r.linkDepth == 0 {
+			w.WriteString(`<a href="` + escapeAttr(href) + `">` + escape(label) + "</a>")
 		} else {
-			r.out.WriteString(escape(label))
+			w.WriteString(escape(label))
 		}
 	case *ast.Image:
 		// Telegram cannot show an image inside a text message: link it.
-		alt := plainText(n, r.src)
+		alt := plainText(n, w.Source())
 		if alt == "" {
 			alt = string(n.Destination)
 		}
 		if href, ok := safeHref(string(n.Destination)); ok && r.linkDepth == 0 {
-			r.out.WriteString(`<a href="` + escapeAttr(href) + `">` + escape(alt) + "</a>")
+			w.WriteString(`<a href="` + escapeAttr(href) + `">` + escape(alt) + "</a>")
 		} else {
-			r.out.WriteString(escape(alt))
-		}
-	case *ast.RawHTML:
-		segs := n.Segments
-		if segs.Len() > 0 {
-			if first := segs.At(0); strings.HasPrefix(string(first.Value(r.src)), "<!--") {
-				return // a comment: hidden, as Markdown renders it
-			}
-		}
-		for i := 0; i < segs.Len(); i++ {
-			seg := segs.At(i)
-			r.out.WriteString(escape(string(seg.Value(r.src))))
+			w.WriteString(escape(alt))
 		}
 	default:
-		r.inlines(n)
+		w.Inlines(n)
 	}
 }
 
-func (r *renderer) link(dest string, n ast.Node) {
+func (r *renderer) link(w *mdtext.Walker, dest string, n ast.Node) {
 	href, ok := safeHref(dest)
 	if !ok || r.linkDepth > 0 {
-		r.inlines(n)
+		w.Inlines(n)
 		return
 	}
 	r.linkDepth++
-	r.out.WriteString(`<a href="` + escapeAttr(href) + `">`)
-	start := r.out.Len()
-	r.inlines(n)
-	if r.out.Len() == start { // an empty label: show the address
-		r.out.WriteString(escape(dest))
+	w.WriteString(`<a href="` + escapeAttr(href) + `">`)
+	start := w.Len()
+	w.Inlines(n)
+	if w.Len() == start { // an empty label: show the address
+		w.WriteString(escape(dest))
 	}
-	r.out.WriteString("</a>")
+	w.WriteString("</a>")
 	r.linkDepth--
-}
-
-// text writes a text segment, resolving Markdown escapes and entity
-// references unless it is raw, then escaping it for Telegram.
-func (r *renderer) text(v []byte, raw bool) {
-	if !raw {
-		v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
-	}
-	r.out.WriteString(escape(string(v)))
 }
 
 // plainText is the text of an inline subtree without markup.
@@ -383,12 +233,6 @@ func escape(s string) string {
 // escapeAttr escapes an attribute value, which is also quoted.
 func escapeAttr(s string) string {
 	return strings.ReplaceAll(escape(s), `"`, "&quot;")
-}
-
-func trimTrailingNewlines(b *bytes.Buffer) {
-	for b.Len() > 0 && b.Bytes()[b.Len()-1] == '\n' {
-		b.Truncate(b.Len() - 1)
-	}
 }
 
 // dropEmptyTags removes formatting tag pairs left empty (a code span at

@@ -1,19 +1,17 @@
-// Package mdtext renders Markdown as plain text for platforms that have no
-// Markdown (WeChat customer-service messages) and for plain-text fallbacks
-// (QQ without the Markdown grant): the markup characters go, the words,
-// line structure, list numbering and link addresses stay.
+// Package mdtext writes Markdown as text. Walk lays out what every text
+// format shares (blank lines between blocks, list items, rules, raw HTML
+// as text) and leaves headings, code, quotes and inline markup to a
+// Dialect: Slack's mrkdwn and Telegram's HTML are dialects. Render is the
+// plain-text dialect, for platforms that have no Markdown (WeChat
+// customer-service messages) and for plain-text fallbacks (QQ without the
+// Markdown grant): the markup characters go, the words, line structure,
+// list numbering and link addresses stay.
 package mdtext
 
 import (
-	"bytes"
-	"strconv"
 	"strings"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	extast "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -39,168 +37,41 @@ func Render(src string, link LinkFunc) string {
 	if link == nil {
 		link = TextLink
 	}
-	source := []byte(src)
-	md := goldmark.New(goldmark.WithExtensions(extension.Strikethrough))
-	doc := md.Parser().Parse(text.NewReader(source))
-	r := renderer{src: source, link: link}
-	r.blocks(doc, 0)
-	return strings.TrimSpace(r.out.String())
+	return strings.TrimSpace(Walk(src, plain{link: link}, Layout{ListIndent: "  "}))
 }
 
-type renderer struct {
-	src        []byte
-	link       LinkFunc
-	out        bytes.Buffer
-	pendingGap bool
-}
+// plain is the Dialect of plain text.
+type plain struct{ link LinkFunc }
 
-func (r *renderer) gap() {
-	if r.pendingGap && r.out.Len() > 0 {
-		r.out.WriteString("\n\n")
-	}
-	r.pendingGap = false
-}
+func (plain) Escape(s string) string { return s }
 
-func (r *renderer) blocks(n ast.Node, indent int) {
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		r.block(c, indent)
-	}
-}
+func (plain) Heading(w *Walker, h *ast.Heading) { w.Inlines(h) }
 
-func (r *renderer) block(n ast.Node, indent int) {
+func (plain) CodeBlock(w *Walker, code, _ string) { w.WriteString(code) }
+
+func (plain) Quote(w *Walker, q *ast.Blockquote, depth int) { w.Blocks(q, depth) }
+
+func (plain) CodeSpan(w *Walker, code string) { w.WriteString(code) }
+
+func (p plain) Inline(w *Walker, n ast.Node) {
 	switch n := n.(type) {
-	case *ast.Paragraph, *ast.TextBlock, *ast.Heading:
-		r.gap()
-		r.inlines(n)
-		r.pendingGap = true
-	case *ast.ThematicBreak:
-		r.gap()
-		r.out.WriteString("———")
-		r.pendingGap = true
-	case *ast.FencedCodeBlock, *ast.CodeBlock:
-		r.gap()
-		r.lines(n)
-		r.pendingGap = true
-	case *ast.HTMLBlock:
-		r.gap()
-		r.lines(n)
-		r.pendingGap = true
-	case *ast.Blockquote:
-		r.gap()
-		r.blocks(n, indent)
-		r.pendingGap = true
-	case *ast.List:
-		r.gap()
-		r.list(n, indent)
-		r.pendingGap = true
-	default:
-		r.blocks(n, indent)
-	}
-}
-
-func (r *renderer) list(l *ast.List, indent int) {
-	num := l.Start
-	for item := l.FirstChild(); item != nil; item = item.NextSibling() {
-		if item != l.FirstChild() {
-			r.out.WriteByte('\n')
-		}
-		r.out.WriteString(strings.Repeat("  ", indent))
-		if l.IsOrdered() {
-			r.out.WriteString(strconv.Itoa(num) + ". ")
-			num++
-		} else {
-			r.out.WriteString("• ")
-		}
-		for c := item.FirstChild(); c != nil; c = c.NextSibling() {
-			if c != item.FirstChild() {
-				r.out.WriteByte('\n')
-			}
-			r.pendingGap = false
-			switch c := c.(type) {
-			case *ast.List:
-				if c == item.FirstChild() {
-					r.out.WriteByte('\n')
-				}
-				r.list(c, indent+1)
-			case *ast.Paragraph, *ast.TextBlock:
-				r.inlines(c)
-			default:
-				r.block(c, indent+1)
-			}
-		}
-		r.pendingGap = false
-	}
-}
-
-// lines writes a block's raw lines, and an HTML block's end line, without
-// the last newline.
-func (r *renderer) lines(n ast.Node) {
-	ls := n.Lines()
-	var b bytes.Buffer
-	for i := 0; i < ls.Len(); i++ {
-		seg := ls.At(i)
-		b.Write(seg.Value(r.src))
-	}
-	if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
-		b.Write(h.ClosureLine.Value(r.src))
-	}
-	r.out.Write(bytes.TrimRight(b.Bytes(), "\n"))
-}
-
-func (r *renderer) inlines(n ast.Node) {
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		r.inline(c)
-	}
-}
-
-func (r *renderer) inline(n ast.Node) {
-	switch n := n.(type) {
-	case *ast.Text:
-		v := n.Value(r.src)
-		if !n.IsRaw() {
-			v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
-		}
-		r.out.Write(v)
-		if n.HardLineBreak() || n.SoftLineBreak() {
-			r.out.WriteByte('\n')
-		}
-	case *ast.String:
-		r.out.Write(n.Value)
-	case *ast.CodeSpan:
-		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-			switch t := c.(type) {
-			case *ast.Text:
-				r.out.Write(t.Value(r.src))
-			case *ast.String:
-				r.out.Write(t.Value)
-			}
-		}
-	case *ast.Emphasis, *extast.Strikethrough:
-		r.inlines(n)
 	case *ast.Link:
-		r.writeLink(plainText(n, r.src), string(n.Destination))
+		p.writeLink(w, plainText(n, w.Source()), string(n.Destination))
 	case *ast.AutoLink:
-		u := string(n.URL(r.src))
-		r.writeLink(string(n.Label(r.src)), u)
+		p.writeLink(w, string(n.Label(w.Source())), string(n.URL(w.Source())))
 	case *ast.Image:
-		r.writeLink(plainText(n, r.src), string(n.Destination))
-	case *ast.RawHTML:
-		segs := n.Segments
-		for i := 0; i < segs.Len(); i++ {
-			seg := segs.At(i)
-			r.out.Write(seg.Value(r.src))
-		}
+		p.writeLink(w, plainText(n, w.Source()), string(n.Destination))
 	default:
-		r.inlines(n)
+		w.Inlines(n)
 	}
 }
 
-func (r *renderer) writeLink(label, dest string) {
+func (p plain) writeLink(w *Walker, label, dest string) {
 	if dest = strings.TrimSpace(dest); dest == "" {
-		r.out.WriteString(label)
+		w.WriteString(label)
 		return
 	}
-	r.out.WriteString(r.link(label, dest))
+	w.WriteString(p.link(label, dest))
 }
 
 // plainText is the text of an inline subtree without markup.
