@@ -131,7 +131,7 @@ func (r *renderer) Inline(w *mdtext.Walker, n ast.Node) {
 		}
 	case *ast.Image:
 		// Telegram cannot show an image inside a text message: link it.
-		alt := plainText(n, w.Source())
+		alt := mdtext.PlainText(n, w.Source())
 		if alt == "" {
 			alt = string(n.Destination)
 		}
@@ -160,24 +160,6 @@ func (r *renderer) link(w *mdtext.Walker, dest string, n ast.Node) {
 	}
 	w.WriteString("</a>")
 	r.linkDepth--
-}
-
-// plainText is the text of an inline subtree without markup.
-func plainText(n ast.Node, src []byte) string {
-	var b strings.Builder
-	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch t := c.(type) {
-		case *ast.Text:
-			b.Write(util.UnescapePunctuations(t.Value(src)))
-		case *ast.String:
-			b.Write(t.Value)
-		}
-		return ast.WalkContinue, nil
-	})
-	return b.String()
 }
 
 // safeHref accepts only link schemes Telegram opens: http, https, tg and

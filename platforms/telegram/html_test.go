@@ -79,6 +79,7 @@ func TestMarkdownToHTML(t *testing.T) {
 		{"ordered list start", "3. three\n4. four", "3. three\n4. four"},
 		{"task list", "- [ ] todo\n- [x] done", "• [ ] todo\n• [x] done"},
 		{"image as a link", "![alt](https://e.com/i.png)", `<a href="https://e.com/i.png">alt</a>`},
+		{"image alt with an entity and a line break", "![a &amp; b\nc](https://e.com/i.png)", `<a href="https://e.com/i.png">a &amp; b c</a>`},
 		{"image without alt", "![](https://e.com/j.png)", `<a href="https://e.com/j.png">https://e.com/j.png</a>`},
 		{"image in a link", "[![img](https://e.com/i.png)](https://e.com/page)", `<a href="https://e.com/page">img</a>`},
 		{"image with unsafe URL", "![x](javascript:alert(1))", "x"},

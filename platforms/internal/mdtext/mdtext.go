@@ -56,11 +56,11 @@ func (plain) CodeSpan(w *Walker, code string) { w.WriteString(code) }
 func (p plain) Inline(w *Walker, n ast.Node) {
 	switch n := n.(type) {
 	case *ast.Link:
-		p.writeLink(w, plainText(n, w.Source()), string(n.Destination))
+		p.writeLink(w, PlainText(n, w.Source()), string(n.Destination))
 	case *ast.AutoLink:
 		p.writeLink(w, string(n.Label(w.Source())), string(n.URL(w.Source())))
 	case *ast.Image:
-		p.writeLink(w, plainText(n, w.Source()), string(n.Destination))
+		p.writeLink(w, PlainText(n, w.Source()), string(n.Destination))
 	default:
 		w.Inlines(n)
 	}
@@ -74,8 +74,9 @@ func (p plain) writeLink(w *Walker, label, dest string) {
 	w.WriteString(p.link(label, dest))
 }
 
-// plainText is the text of an inline subtree without markup.
-func plainText(n ast.Node, src []byte) string {
+// PlainText is the text of an inline subtree (a link's label, an image's
+// alt text) without markup, escapes or entity references, on one line.
+func PlainText(n ast.Node, src []byte) string {
 	var b strings.Builder
 	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
