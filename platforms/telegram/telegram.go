@@ -5,13 +5,10 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"regexp"
 	"strconv"
 	"strings"
@@ -263,29 +260,12 @@ func (p *Provider) uploadPhoto(ctx context.Context, endpoint string, d push.Deli
 		return push.Receipt{}, &push.SendError{Outcome: se.Outcome, Code: se.Code, RetryAfter: se.RetryAfter, Err: se,
 			Message: fmt.Sprintf("%s; then downloading the image to upload it failed: %s", push.AsSendError(byURL).Error(), se.Message)}
 	}
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	_ = mw.WriteField("chat_id", d.Target.Address)
+	fields := [][2]string{{"chat_id", d.Target.Address}}
 	if d.Message.Content != "" {
-		_ = mw.WriteField("caption", d.Message.Content)
+		fields = append(fields, [2]string{"caption", d.Message.Content})
 	}
-	h := make(textproto.MIMEHeader)
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="photo"; filename="%s"`, img.Filename))
-	h.Set("Content-Type", img.ContentType)
-	part, err := mw.CreatePart(h)
-	if err != nil {
-		return push.Receipt{}, push.DefinitiveError("", "build the upload: %v", err)
-	}
-	_, _ = part.Write(img.Data)
-	if err := mw.Close(); err != nil {
-		return push.Receipt{}, push.DefinitiveError("", "build the upload: %v", err)
-	}
-	req, err := http.NewRequest(http.MethodPost, endpoint+"sendPhoto", &buf)
-	if err != nil {
-		return push.Receipt{}, push.DefinitiveError("", "the upload request could not be built: check api_base")
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := p.client.Do(ctx, req)
+	file := httpcall.File{Field: "photo", Filename: img.Filename, ContentType: img.ContentType, Data: img.Data}
+	resp, err := p.client.PostFile(ctx, endpoint+"sendPhoto", fields, file, nil)
 	if err != nil {
 		return push.Receipt{}, err
 	}
