@@ -1,7 +1,9 @@
 package fake
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -140,20 +142,9 @@ func parseTelegramHTML(s string) (string, []TelegramEntity, error) {
 	}
 	// Sort as Telegram does: by offset, longer first, then by the type's
 	// priority (a blockquote is outside a pre of the same range).
-	before := func(a, b TelegramEntity) bool {
-		if a.Offset != b.Offset {
-			return a.Offset < b.Offset
-		}
-		if a.Length != b.Length {
-			return a.Length > b.Length
-		}
-		return entityPriority(a.Tag) < entityPriority(b.Tag)
-	}
-	for i := 1; i < len(ents); i++ {
-		for j := i; j > 0 && before(ents[j], ents[j-1]); j-- {
-			ents[j], ents[j-1] = ents[j-1], ents[j]
-		}
-	}
+	slices.SortStableFunc(ents, func(a, b TelegramEntity) int {
+		return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(b.Length, a.Length), cmp.Compare(entityPriority(a.Tag), entityPriority(b.Tag)))
+	})
 	return out.String(), ents, nil
 }
 
@@ -267,6 +258,11 @@ func checkTag(name string, attrs map[string]string) error {
 // decodeEntity decodes the entity at the start of s as Telegram does:
 // &lt; &gt; &amp; &quot; and numeric references, the ';' optional. It
 // returns the rune and its length, or 0 when s does not start with one.
+//
+// platforms/telegram has the same rule for its VisibleLength; the fake
+// keeps its own copy on purpose: it is the reference that VisibleLength
+// and the Markdown converter are tested against, and a shared copy would
+// make their mistakes its own.
 func decodeEntity(s string) (rune, int) {
 	if len(s) < 2 || s[0] != '&' {
 		return 0, 0
