@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -141,15 +140,9 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	}
 	u := api + "/open-apis/im/v1/messages?receive_id_type=" + r.idType
 	create := func(ctx context.Context) (string, error) {
-		id, err := tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
+		return tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
 			return p.post(ctx, u, tok, body)
 		}, tokenRefused)
-		var se *push.SendError
-		if err != nil && !errors.As(err, &se) {
-			// Not an answer to the send: waiting for a token ended.
-			return "", httpcall.NothingSent(err, "getting a tenant access token")
-		}
-		return id, err
 	}
 
 	// Keep a third of the attempt's time for one re-send with the same

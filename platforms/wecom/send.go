@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -109,11 +108,6 @@ func (p *Provider) sendApp(ctx context.Context, c Config, d push.Delivery) (push
 		return p.call(ctx, api+path+"?access_token="+url.QueryEscape(tok), body)
 	}, tokenRefused)
 	if err != nil {
-		var se *push.SendError
-		if !errors.As(err, &se) {
-			// Not an answer to the send: waiting for a token ended.
-			return push.Receipt{}, httpcall.NothingSent(err, "getting an access token")
-		}
 		return push.Receipt{}, err
 	}
 	if d.Target.Type == push.TargetUser {

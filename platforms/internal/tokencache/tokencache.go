@@ -90,7 +90,8 @@ func (c *Cache) fresh(e *entry) bool {
 
 // Get returns the cached token for key, fetching a new one when there is
 // none or it is about to expire. Concurrent callers for one key share one
-// fetch.
+// fetch; a caller whose ctx ends while it waits for another's fetch gets a
+// retryable *push.SendError, since nothing was sent.
 func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, error) {
 	for {
 		c.mu.Lock()
@@ -120,7 +121,9 @@ func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, e
 				}
 				continue
 			case <-ctx.Done():
-				return "", ctx.Err()
+				// Nothing was sent: the call waited for its token.
+				return "", &push.SendError{Outcome: push.OutcomeRetryable, Err: ctx.Err(),
+					Message: "waiting for an access token: " + ctx.Err().Error() + "; nothing was sent"}
 			}
 		}
 		done := make(chan struct{})

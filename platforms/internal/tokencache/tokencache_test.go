@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/push"
 )
 
 type clock struct {
@@ -78,6 +81,35 @@ func TestGetIsSingleFlight(t *testing.T) {
 	}
 	if fetches.Load() != 1 {
 		t.Fatalf("%d fetches for 50 concurrent callers, want 1", fetches.Load())
+	}
+}
+
+// TestGetWaitCutShort: a caller whose context ends while another fetches
+// the token gets a retryable failure that sent nothing, not a bare
+// context error (which the engine would take as uncertain).
+func TestGetWaitCutShort(t *testing.T) {
+	c := New(Options{})
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	go func() {
+		_, _ = c.Get(context.Background(), "k", func(context.Context) (Token, error) {
+			close(started)
+			<-release
+			return Token{Value: "tok", ExpiresAt: time.Now().Add(time.Hour)}, nil
+		})
+	}()
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := c.Get(ctx, "k", func(context.Context) (Token, error) {
+		t.Error("a second fetch while the first is under way")
+		return Token{}, nil
+	})
+	var se *push.SendError
+	if !errors.As(err, &se) || se.Outcome != push.OutcomeRetryable || !errors.Is(err, context.DeadlineExceeded) ||
+		!strings.Contains(se.Message, "nothing was sent") {
+		t.Fatalf("waiting cut short: %#v, want a retryable failure wrapping the deadline", err)
 	}
 }
 
