@@ -129,7 +129,7 @@ func (p *Provider) upload(ctx context.Context, cfg Config, img imagefetch.Image)
 		return ans.MediaID, nil
 	})
 	if err != nil {
-		return "", uploadFailure(err)
+		return "", httpcall.NothingSent(err, "uploading the image")
 	}
 	return id, nil
 }
