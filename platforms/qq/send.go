@@ -28,7 +28,7 @@ const (
 // text (msg_type 0) with the markup removed; that is the only second send
 // of one job, and it happens only after a definitive refusal.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	cfg, err := p.parseConfig(d.Bot.Config)
+	cfg, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
