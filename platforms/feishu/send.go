@@ -116,9 +116,9 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		if err != nil {
 			return push.Receipt{}, err
 		}
-		imageKey, err := tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
+		imageKey, err := tokencache.DoRefreshing(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
 			return p.upload(ctx, api, tok, img)
-		}, tokenRefused)
+		}, freshTokenRefused)
 		if err != nil {
 			return push.Receipt{}, httpcall.NothingSent(err, "uploading the image")
 		}
@@ -140,9 +140,9 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	}
 	u := api + "/open-apis/im/v1/messages?receive_id_type=" + r.idType
 	create := func(ctx context.Context) (string, error) {
-		return tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
+		return tokencache.DoRefreshing(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
 			return p.post(ctx, u, tok, body)
-		}, tokenRefused)
+		}, freshTokenRefused)
 	}
 
 	// Keep a third of the attempt's time for one re-send with the same
@@ -235,7 +235,7 @@ func classify(code int, msg string, resp *httpcall.Response) error {
 	}
 	switch {
 	case tokenCode(code):
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg + " (the tenant access token was refused; nothing was sent)"}
+		return &tokencache.Refused{Err: &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg + " (the tenant access token was refused; nothing was sent)"}}
 	case code == 99991400 || resp.Status == http.StatusTooManyRequests:
 		return rateLimited(c, msg, resp)
 	case code == 230020 || code == 11232 || code == 1500 || code == 2200:
@@ -270,11 +270,9 @@ func rateLimited(code, msg string, resp *httpcall.Response) error {
 	return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: wait}
 }
 
-// tokenRefused reports whether err is Feishu refusing the access token.
-func tokenRefused(err error) bool {
-	code, convErr := strconv.Atoi(push.AsSendError(err).Code)
-	return convErr == nil && tokenCode(code)
-}
+// freshTokenRefused is what to check when Feishu refuses a token it has
+// just issued.
+const freshTokenRefused = "Feishu refused a freshly issued tenant access token: check that token_base and api_base lead to the same Feishu or Lark"
 
 // fetchToken asks for a tenant access token.
 func (p *Provider) fetchToken(ctx context.Context, base string, c Config) (tokencache.Token, error) {

@@ -131,44 +131,6 @@ func TestGetFailureIsSharedAndNotCached(t *testing.T) {
 	}
 }
 
-func TestDoRefreshesOnceOnExpiredToken(t *testing.T) {
-	c := New(Options{})
-	var fetches atomic.Int32
-	fetch := func(ctx context.Context) (Token, error) {
-		n := fetches.Add(1)
-		return Token{Value: fmt.Sprintf("t%d", n), ExpiresAt: time.Now().Add(time.Hour)}, nil
-	}
-	errExpired := errors.New("token expired")
-	expired := func(err error) bool { return errors.Is(err, errExpired) }
-	var seen []string
-	call := func(ctx context.Context, tok string) (string, error) {
-		seen = append(seen, tok)
-		if tok == "t1" {
-			return "", errExpired
-		}
-		return "sent with " + tok, nil
-	}
-	got, err := Do(context.Background(), c, "k", fetch, call, expired)
-	if err != nil || got != "sent with t2" || len(seen) != 2 {
-		t.Fatalf("Do = %q, %v after %v; want one refresh then success", got, err, seen)
-	}
-	// A platform that keeps refusing gets exactly one retry.
-	seen = nil
-	always := func(ctx context.Context, tok string) (string, error) { seen = append(seen, tok); return "", errExpired }
-	if _, err := Do(context.Background(), c, "k", fetch, always, expired); !errors.Is(err, errExpired) || len(seen) != 2 {
-		t.Fatalf("Do with a refused token: %v after %v calls, want the error after 2", err, len(seen))
-	}
-	// Other errors are not retried.
-	seen = nil
-	other := func(ctx context.Context, tok string) (string, error) {
-		seen = append(seen, tok)
-		return "", errors.New("bad request")
-	}
-	if _, err := Do(context.Background(), c, "k", fetch, other, expired); err == nil || len(seen) != 1 {
-		t.Fatalf("Do with another error: %v after %d calls, want 1", err, len(seen))
-	}
-}
-
 func TestInvalidateKeepsNewerToken(t *testing.T) {
 	c := New(Options{})
 	n := 0
