@@ -82,11 +82,12 @@ type Options struct {
 
 // Provider is the Feishu/Lark push.Platform.
 type Provider struct {
-	client *httpcall.Client
-	tokens *tokencache.Cache
-	images *imagefetch.Fetcher
-	pacer  *pacing.Pacer
-	pause  time.Duration
+	client  *httpcall.Client
+	tokens  *tokencache.Cache
+	images  *imagefetch.Fetcher
+	pacer   *pacing.Pacer
+	pause   time.Duration
+	configs botconfig.Cache[Config]
 
 	appIDRe  *regexp.Regexp
 	secretRe *regexp.Regexp
@@ -243,7 +244,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 	if p.pacer == nil {
 		return 0
 	}
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return 0
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -97,7 +96,7 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
@@ -117,9 +116,9 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		if err != nil {
 			return push.Receipt{}, err
 		}
-		imageKey, err := tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
+		imageKey, err := tokencache.DoRefreshing(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
 			return p.upload(ctx, api, tok, img)
-		}, tokenRefused)
+		}, freshTokenRefused)
 		if err != nil {
 			return push.Receipt{}, httpcall.NothingSent(err, "uploading the image")
 		}
@@ -141,15 +140,9 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	}
 	u := api + "/open-apis/im/v1/messages?receive_id_type=" + r.idType
 	create := func(ctx context.Context) (string, error) {
-		id, err := tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
+		return tokencache.DoRefreshing(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
 			return p.post(ctx, u, tok, body)
-		}, tokenRefused)
-		var se *push.SendError
-		if err != nil && !errors.As(err, &se) {
-			// Not an answer to the send: waiting for a token ended.
-			return "", httpcall.NothingSent(err, "getting a tenant access token")
-		}
-		return id, err
+		}, freshTokenRefused)
 	}
 
 	// Keep a third of the attempt's time for one re-send with the same
@@ -242,7 +235,7 @@ func classify(code int, msg string, resp *httpcall.Response) error {
 	}
 	switch {
 	case tokenCode(code):
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg + " (the tenant access token was refused; nothing was sent)"}
+		return &tokencache.Refused{Err: &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg + " (the tenant access token was refused; nothing was sent)"}}
 	case code == 99991400 || resp.Status == http.StatusTooManyRequests:
 		return rateLimited(c, msg, resp)
 	case code == 230020 || code == 11232 || code == 1500 || code == 2200:
@@ -277,11 +270,9 @@ func rateLimited(code, msg string, resp *httpcall.Response) error {
 	return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: wait}
 }
 
-// tokenRefused reports whether err is Feishu refusing the access token.
-func tokenRefused(err error) bool {
-	code, convErr := strconv.Atoi(push.AsSendError(err).Code)
-	return convErr == nil && tokenCode(code)
-}
+// freshTokenRefused is what to check when Feishu refuses a token it has
+// just issued.
+const freshTokenRefused = "Feishu refused a freshly issued tenant access token: check that token_base and api_base lead to the same Feishu or Lark"
 
 // fetchToken asks for a tenant access token.
 func (p *Provider) fetchToken(ctx context.Context, base string, c Config) (tokencache.Token, error) {

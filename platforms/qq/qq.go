@@ -47,6 +47,7 @@ const configShape = `{"app_id": "<AppID>", "client_secret": "<AppSecret>", "sand
 type Provider struct {
 	client   *httpcall.Client
 	tokens   *tokencache.Cache
+	configs  botconfig.Cache[Config]
 	appIDRe  *regexp.Regexp
 	openIDRe *regexp.Regexp
 }

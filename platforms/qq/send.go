@@ -28,7 +28,7 @@ const (
 // text (msg_type 0) with the markup removed; that is the only second send
 // of one job, and it happens only after a definitive refusal.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	cfg, err := p.parseConfig(d.Bot.Config)
+	cfg, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
@@ -125,12 +125,7 @@ func (p *Provider) upload(ctx context.Context, cfg Config, path, imageURL string
 		return ans.FileInfo, nil
 	})
 	if err != nil {
-		se := push.AsSendError(err)
-		if se.Outcome == push.OutcomeUncertain {
-			return "", &push.SendError{Outcome: push.OutcomeRetryable, Code: se.Code, RetryAfter: se.RetryAfter,
-				Message: "uploading the image: " + se.Message + "; the upload sends nothing to the chat, so it is tried again", Err: se.Err}
-		}
-		return "", &push.SendError{Outcome: se.Outcome, Code: se.Code, RetryAfter: se.RetryAfter, Message: "uploading the image: " + se.Message, Err: se.Err}
+		return "", httpcall.NothingSent(err, "uploading the image")
 	}
 	return info, nil
 }

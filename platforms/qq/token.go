@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
 	"github.com/heraldpush/herald/push"
 )
@@ -57,8 +58,7 @@ func (p *Provider) fetchToken(c Config) tokencache.FetchFunc {
 		body := map[string]string{"appId": c.AppID, "clientSecret": c.ClientSecret}
 		resp, err := p.client.PostJSON(ctx, c.tokenBase()+"/app/getAppAccessToken", body, http.Header{})
 		if err != nil {
-			se := push.AsSendError(err)
-			return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeRetryable, Message: "getting the app access token failed; nothing was sent: " + se.Message, Err: err}
+			return tokencache.Token{}, httpcall.NothingSent(err, "getting the app access token")
 		}
 		var ans tokenAnswer
 		if jerr := json.Unmarshal(resp.Body, &ans); jerr != nil {

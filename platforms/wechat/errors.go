@@ -116,15 +116,3 @@ func untilNextDay(now time.Time) time.Duration {
 	midnight := time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, china)
 	return midnight.Sub(now)
 }
-
-// uploadFailure words an upload's failure. The upload sends nothing to
-// the user, so an upload whose answer was lost is retried.
-func uploadFailure(err error) error {
-	se := push.AsSendError(err)
-	out := &push.SendError{Outcome: se.Outcome, Code: se.Code, RetryAfter: se.RetryAfter, Message: "uploading the image: " + se.Message, Err: se.Err}
-	if se.Outcome == push.OutcomeUncertain {
-		out.Outcome = push.OutcomeRetryable
-		out.Message += "; the upload sends nothing to the user, so it is tried again"
-	}
-	return out
-}

@@ -22,7 +22,7 @@ import (
 // delivered and the image is not, the job does not retry (the text would
 // arrive twice) and its error says what arrived.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	cfg, err := p.parseConfig(d.Bot.Config)
+	cfg, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
@@ -129,7 +129,7 @@ func (p *Provider) upload(ctx context.Context, cfg Config, img imagefetch.Image)
 		return ans.MediaID, nil
 	})
 	if err != nil {
-		return "", uploadFailure(err)
+		return "", httpcall.NothingSent(err, "uploading the image")
 	}
 	return id, nil
 }

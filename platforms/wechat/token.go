@@ -53,8 +53,7 @@ func (p *Provider) fetchToken(c Config) tokencache.FetchFunc {
 			resp, err = p.client.PostJSON(ctx, c.tokenBase()+"/cgi-bin/stable_token", body, http.Header{})
 		}
 		if err != nil {
-			se := push.AsSendError(err)
-			return tokencache.Token{}, &push.SendError{Outcome: push.OutcomeRetryable, Message: "getting the access token failed; nothing was sent: " + se.Message, Err: err}
+			return tokencache.Token{}, httpcall.NothingSent(err, "getting the access token")
 		}
 		var ans tokenAnswer
 		if jerr := json.Unmarshal(resp.Body, &ans); jerr != nil {

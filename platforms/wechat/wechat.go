@@ -56,6 +56,7 @@ type Provider struct {
 	client   *httpcall.Client
 	tokens   *tokencache.Cache
 	images   *imagefetch.Fetcher
+	configs  botconfig.Cache[Config]
 	appIDRe  *regexp.Regexp
 	secretRe *regexp.Regexp
 	openIDRe *regexp.Regexp

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -25,7 +24,7 @@ func imageTypes() []string { return []string{"image/jpeg", "image/png"} }
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
@@ -77,9 +76,9 @@ func (p *Provider) sendApp(ctx context.Context, c Config, d push.Delivery) (push
 		if err != nil {
 			return push.Receipt{}, err
 		}
-		mediaID, err := tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
+		mediaID, err := tokencache.DoRefreshing(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (string, error) {
 			return p.upload(ctx, api, tok, img)
-		}, tokenRefused)
+		}, freshTokenRefused)
 		if err != nil {
 			return push.Receipt{}, httpcall.NothingSent(err, "uploading the image")
 		}
@@ -105,15 +104,10 @@ func (p *Provider) sendApp(ctx context.Context, c Config, d push.Delivery) (push
 			body["duplicate_check_interval"] = c.DuplicateCheckInterval
 		}
 	}
-	ans, err := tokencache.Do(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (answer, error) {
+	ans, err := tokencache.DoRefreshing(ctx, p.tokens, key, fetch, func(ctx context.Context, tok string) (answer, error) {
 		return p.call(ctx, api+path+"?access_token="+url.QueryEscape(tok), body)
-	}, tokenRefused)
+	}, freshTokenRefused)
 	if err != nil {
-		var se *push.SendError
-		if !errors.As(err, &se) {
-			// Not an answer to the send: waiting for a token ended.
-			return push.Receipt{}, httpcall.NothingSent(err, "getting an access token")
-		}
 		return push.Receipt{}, err
 	}
 	if d.Target.Type == push.TargetUser {
@@ -216,7 +210,7 @@ func classify(code int, msg string) error {
 	}
 	switch code {
 	case codeTokenInvalid, codeTokenExpired, codeTokenMissing:
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg + " (the access token was refused; nothing was sent)"}
+		return &tokencache.Refused{Err: &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg + " (the access token was refused; nothing was sent)"}}
 	case -1: // system busy: the docs say to retry
 		return &push.SendError{Outcome: push.OutcomeRetryable, Code: c, Message: msg, RetryAfter: time.Second}
 	case 45009: // API frequency limit
@@ -239,15 +233,9 @@ func classify(code int, msg string) error {
 	return &push.SendError{Outcome: push.OutcomeDefinitive, Code: c, Message: msg}
 }
 
-// tokenRefused reports whether err is WeCom refusing the access token.
-func tokenRefused(err error) bool {
-	se := push.AsSendError(err)
-	switch se.Code {
-	case strconv.Itoa(codeTokenInvalid), strconv.Itoa(codeTokenExpired), strconv.Itoa(codeTokenMissing):
-		return true
-	}
-	return false
-}
+// freshTokenRefused is what to check when WeCom refuses a token it has
+// just issued.
+const freshTokenRefused = "WeCom refused a freshly issued access token: check that token_base and api_base lead to the same WeCom server"
 
 // fetchToken asks /cgi-bin/gettoken for an application's access token.
 // Nothing is sent to anyone, so every failure to get one is either

@@ -89,6 +89,7 @@ type Provider struct {
 	images  *imagefetch.Fetcher
 	pacer   *pacing.Pacer
 	apiBase string
+	configs botconfig.Cache[Config]
 
 	corpRe   *regexp.Regexp
 	secretRe *regexp.Regexp
@@ -217,7 +218,7 @@ func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 // created. A group-robot bot has one target: its group, with the address
 // "robot".
 func (p *Provider) ValidateTarget(raw json.RawMessage, t push.Target) error {
-	c, err := p.parseConfig(raw)
+	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil {
 		return err
 	}
@@ -255,7 +256,7 @@ func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 // ValidateBotMessage implements push.BotMessageValidator: WeCom's limits
 // for the bot's mode, in bytes of UTF-8, before anything is charged.
 func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ push.TargetType) error {
-	c, err := p.parseConfig(raw)
+	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil {
 		return err
 	}
@@ -300,7 +301,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 	if p.pacer == nil {
 		return 0
 	}
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return 0 // Send reports the bad config
 	}

@@ -71,16 +71,21 @@ func multipartBody(fields [][2]string, f File) ([]byte, string, error) {
 	return buf.Bytes(), mw.FormDataContentType(), nil
 }
 
-// NothingSent reclassifies a failure that happened before the message
-// itself was sent (getting a token, uploading an image): whatever the
-// platform made of that request, no message can have been delivered, so a
-// failure that would be uncertain for a send is retryable here. during
-// says what was being done.
+// NothingSent words a failure that happened before the message itself was
+// sent (getting a token, uploading an image), whatever its outcome, after
+// during, what was being done. Whatever the platform made of that
+// request, no message can have been delivered, so a failure that would be
+// uncertain for a send is retryable here.
 func NothingSent(err error, during string) error {
 	se := push.AsSendError(err)
-	if se.Outcome != push.OutcomeUncertain {
-		return se
+	msg := se.Message
+	if msg == "" && se.Err != nil {
+		msg = se.Err.Error()
 	}
-	return &push.SendError{Outcome: push.OutcomeRetryable, Code: se.Code, RetryAfter: se.RetryAfter, Err: se.Err,
-		Message: during + ": " + se.Error() + "; no message was sent"}
+	out := &push.SendError{Outcome: se.Outcome, Code: se.Code, RetryAfter: se.RetryAfter, Err: se.Err, Message: during + ": " + msg}
+	if out.Outcome == push.OutcomeUncertain {
+		out.Outcome = push.OutcomeRetryable
+		out.Message += "; no message was sent"
+	}
+	return out
 }

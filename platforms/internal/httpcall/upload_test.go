@@ -88,18 +88,19 @@ func TestNothingSent(t *testing.T) {
 		name string
 		in   *push.SendError
 		want push.Outcome
+		text string // the reworded error's text
 	}{
-		{"uncertain becomes retryable", &push.SendError{Outcome: push.OutcomeUncertain, Message: "no answer"}, push.OutcomeRetryable},
-		{"retryable stays", &push.SendError{Outcome: push.OutcomeRetryable, Message: "busy"}, push.OutcomeRetryable},
-		{"definitive stays", &push.SendError{Outcome: push.OutcomeDefinitive, Message: "refused"}, push.OutcomeDefinitive},
+		{"uncertain becomes retryable", &push.SendError{Outcome: push.OutcomeUncertain, Code: "500", Message: "no answer"}, push.OutcomeRetryable,
+			"uploading: no answer; no message was sent (code 500)"},
+		{"retryable stays", &push.SendError{Outcome: push.OutcomeRetryable, Code: "-1", Message: "busy"}, push.OutcomeRetryable,
+			"uploading: busy (code -1)"},
+		{"definitive stays", &push.SendError{Outcome: push.OutcomeDefinitive, Code: "40009", Message: "refused"}, push.OutcomeDefinitive,
+			"uploading: refused (code 40009)"},
 	}
 	for _, tt := range tests {
 		got := push.AsSendError(NothingSent(tt.in, "uploading"))
-		if got.Outcome != tt.want {
-			t.Errorf("%s: outcome %s, want %s", tt.name, got.Outcome, tt.want)
-		}
-		if tt.in.Outcome == push.OutcomeUncertain && got.Message != "uploading: no answer; no message was sent" {
-			t.Errorf("%s: message %q", tt.name, got.Message)
+		if got.Outcome != tt.want || got.Code != tt.in.Code || got.Error() != tt.text {
+			t.Errorf("%s: %s %q, want %s %q", tt.name, got.Outcome, got.Error(), tt.want, tt.text)
 		}
 	}
 }

@@ -16,11 +16,11 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -202,7 +202,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, accept ...string) (I
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return Image{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "image_fetch", RetryAfter: retryAfter(resp),
+		return Image{}, &push.SendError{Outcome: push.OutcomeRetryable, Code: "image_fetch", RetryAfter: httpcall.RetryAfter(resp.Header),
 			Message: fmt.Sprintf("the image host answered HTTP %d", resp.StatusCode)}
 	case resp.StatusCode != http.StatusOK:
 		return Image{}, push.DefinitiveError("image_fetch", "the image host answered HTTP %d", resp.StatusCode)
@@ -241,10 +241,9 @@ func contentType(header string, data []byte) string {
 	if strings.HasPrefix(sniffed, "image/") || declared == "" || declared == "application/octet-stream" {
 		return sniffed
 	}
-	if declared == "image/svg+xml" || !strings.HasPrefix(declared, "image/") {
-		return declared
-	}
-	// Declared an image the sniffer does not know (e.g. HEIC): keep it.
+	// Not an image by its bytes: the declared type stands, be it another
+	// type (refused by Fetch), SVG, or an image the sniffer does not know
+	// (e.g. HEIC).
 	return declared
 }
 
@@ -271,13 +270,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func retryAfter(resp *http.Response) time.Duration {
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-		return time.Duration(s) * time.Second
-	}
-	return 0
 }
 
 // scrub keeps the error text free of the URL (it may carry tokens).

@@ -20,7 +20,8 @@ func TestEndpoint(t *testing.T) {
 			"could not get an access token: invalid corpid: check corp_id"},
 		{"a lost answer sent nothing: retryable", &push.SendError{Outcome: push.OutcomeUncertain, Message: "no answer"}, push.OutcomeRetryable,
 			"getting an access token: no answer; no message was sent"},
-		{"busy stays retryable", &push.SendError{Outcome: push.OutcomeRetryable, Message: "busy"}, push.OutcomeRetryable, "busy"},
+		{"busy stays retryable", &push.SendError{Outcome: push.OutcomeRetryable, Message: "busy"}, push.OutcomeRetryable,
+			"getting an access token: busy"},
 	}
 	for _, tt := range failures {
 		se := push.AsSendError(ep.Failed(tt.in))

@@ -90,7 +90,8 @@ func (c *Cache) fresh(e *entry) bool {
 
 // Get returns the cached token for key, fetching a new one when there is
 // none or it is about to expire. Concurrent callers for one key share one
-// fetch.
+// fetch; a caller whose ctx ends while it waits for another's fetch gets a
+// retryable *push.SendError, since nothing was sent.
 func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, error) {
 	for {
 		c.mu.Lock()
@@ -120,7 +121,9 @@ func (c *Cache) Get(ctx context.Context, key string, fetch FetchFunc) (string, e
 				}
 				continue
 			case <-ctx.Done():
-				return "", ctx.Err()
+				// Nothing was sent: the call waited for its token.
+				return "", &push.SendError{Outcome: push.OutcomeRetryable, Err: ctx.Err(),
+					Message: "waiting for an access token: " + ctx.Err().Error() + "; nothing was sent"}
 			}
 		}
 		done := make(chan struct{})
@@ -155,28 +158,6 @@ func (c *Cache) Invalidate(key, value string) {
 	}
 }
 
-// Do calls call with a token for key. When expired reports that the
-// platform refused the token as expired or invalid, the token is dropped,
-// a new one fetched, and call tried once more.
-func Do[T any](ctx context.Context, c *Cache, key string, fetch FetchFunc,
-	call func(ctx context.Context, token string) (T, error), expired func(error) bool) (T, error) {
-	var zero T
-	tok, err := c.Get(ctx, key, fetch)
-	if err != nil {
-		return zero, err
-	}
-	v, err := call(ctx, tok)
-	if err == nil || !expired(err) {
-		return v, err
-	}
-	c.Invalidate(key, tok)
-	tok, err = c.Get(ctx, key, fetch)
-	if err != nil {
-		return zero, err
-	}
-	return call(ctx, tok)
-}
-
 // Refused is a platform's answer refusing the access token a call used
 // (expired, replaced, failed the check). DoRefreshing fetches a new token
 // and tries the call once more when a call fails with it.
@@ -190,12 +171,26 @@ func refused(err error) bool {
 	return errors.As(err, &r)
 }
 
-// DoRefreshing is Do for calls that report a refused token as *Refused.
-// A freshly fetched token refused again is a definitive failure; hint
-// says what to check.
+// DoRefreshing calls call with a token for key. When the call fails with
+// *Refused, the token is dropped, a new one fetched, and call tried once
+// more; a freshly fetched token refused again is a definitive failure,
+// and hint says what to check.
 func DoRefreshing[T any](ctx context.Context, c *Cache, key string, fetch FetchFunc,
 	call func(ctx context.Context, token string) (T, error), hint string) (T, error) {
-	v, err := Do(ctx, c, key, fetch, call, refused)
+	var zero T
+	tok, err := c.Get(ctx, key, fetch)
+	if err != nil {
+		return zero, err
+	}
+	v, err := call(ctx, tok)
+	if !refused(err) {
+		return v, err
+	}
+	c.Invalidate(key, tok)
+	if tok, err = c.Get(ctx, key, fetch); err != nil {
+		return zero, err
+	}
+	v, err = call(ctx, tok)
 	var r *Refused
 	if errors.As(err, &r) {
 		return v, push.DefinitiveError(r.Err.Code, "%s: %s", r.Err.Message, hint)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/push"
 )
 
 type clock struct {
@@ -81,6 +84,35 @@ func TestGetIsSingleFlight(t *testing.T) {
 	}
 }
 
+// TestGetWaitCutShort: a caller whose context ends while another fetches
+// the token gets a retryable failure that sent nothing, not a bare
+// context error (which the engine would take as uncertain).
+func TestGetWaitCutShort(t *testing.T) {
+	c := New(Options{})
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	go func() {
+		_, _ = c.Get(context.Background(), "k", func(context.Context) (Token, error) {
+			close(started)
+			<-release
+			return Token{Value: "tok", ExpiresAt: time.Now().Add(time.Hour)}, nil
+		})
+	}()
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := c.Get(ctx, "k", func(context.Context) (Token, error) {
+		t.Error("a second fetch while the first is under way")
+		return Token{}, nil
+	})
+	var se *push.SendError
+	if !errors.As(err, &se) || se.Outcome != push.OutcomeRetryable || !errors.Is(err, context.DeadlineExceeded) ||
+		!strings.Contains(se.Message, "nothing was sent") {
+		t.Fatalf("waiting cut short: %#v, want a retryable failure wrapping the deadline", err)
+	}
+}
+
 func TestGetFailureIsSharedAndNotCached(t *testing.T) {
 	c := New(Options{})
 	fail := true
@@ -96,44 +128,6 @@ func TestGetFailureIsSharedAndNotCached(t *testing.T) {
 	fail = false
 	if v, err := c.Get(context.Background(), "k", fetch); err != nil || v != "ok" {
 		t.Fatalf("after a failure: %q, %v", v, err)
-	}
-}
-
-func TestDoRefreshesOnceOnExpiredToken(t *testing.T) {
-	c := New(Options{})
-	var fetches atomic.Int32
-	fetch := func(ctx context.Context) (Token, error) {
-		n := fetches.Add(1)
-		return Token{Value: fmt.Sprintf("t%d", n), ExpiresAt: time.Now().Add(time.Hour)}, nil
-	}
-	errExpired := errors.New("token expired")
-	expired := func(err error) bool { return errors.Is(err, errExpired) }
-	var seen []string
-	call := func(ctx context.Context, tok string) (string, error) {
-		seen = append(seen, tok)
-		if tok == "t1" {
-			return "", errExpired
-		}
-		return "sent with " + tok, nil
-	}
-	got, err := Do(context.Background(), c, "k", fetch, call, expired)
-	if err != nil || got != "sent with t2" || len(seen) != 2 {
-		t.Fatalf("Do = %q, %v after %v; want one refresh then success", got, err, seen)
-	}
-	// A platform that keeps refusing gets exactly one retry.
-	seen = nil
-	always := func(ctx context.Context, tok string) (string, error) { seen = append(seen, tok); return "", errExpired }
-	if _, err := Do(context.Background(), c, "k", fetch, always, expired); !errors.Is(err, errExpired) || len(seen) != 2 {
-		t.Fatalf("Do with a refused token: %v after %v calls, want the error after 2", err, len(seen))
-	}
-	// Other errors are not retried.
-	seen = nil
-	other := func(ctx context.Context, tok string) (string, error) {
-		seen = append(seen, tok)
-		return "", errors.New("bad request")
-	}
-	if _, err := Do(context.Background(), c, "k", fetch, other, expired); err == nil || len(seen) != 1 {
-		t.Fatalf("Do with another error: %v after %d calls, want 1", err, len(seen))
 	}
 }
 
