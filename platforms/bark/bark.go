@@ -214,12 +214,9 @@ func classify(resp *httpcall.Response, ans answer) error {
 	if ans.Code != 0 {
 		code = strconv.Itoa(ans.Code)
 	}
-	switch {
-	case resp.Status == http.StatusTooManyRequests:
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: ans.Message, RetryAfter: httpcall.RetryAfter(resp.Header)}
-	case resp.Status >= 500 && strings.HasPrefix(ans.Message, "push failed"):
+	if resp.Status >= 500 && strings.HasPrefix(ans.Message, "push failed") {
 		// The server asked APNs: its reason says whether Apple refused.
-		switch reason := apnsReason(ans.Message); reason {
+		switch apnsReason(ans.Message) {
 		case "PayloadTooLarge":
 			return push.DefinitiveError(code, "%s: the notification is larger than APNs' 4 KB: shorten the message", ans.Message)
 		case "BadDeviceToken", "Unregistered", "DeviceTokenNotForTopic", "MissingDeviceToken", "BadTopic", "TopicDisallowed", "BadCollapseId", "BadExpirationDate", "BadPriority", "BadMessageId", "ExpiredToken", "InvalidProviderToken", "MissingProviderToken", "Forbidden":
@@ -227,12 +224,10 @@ func classify(resp *httpcall.Response, ans answer) error {
 		case "TooManyRequests":
 			return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: ans.Message + ": Apple limits notifications to this device"}
 		}
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: ans.Message}
-	case resp.Status >= 500:
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: ans.Message}
-	case strings.HasPrefix(ans.Message, "failed to get device token"):
-		return push.DefinitiveError(code, "%s: the server does not know the device key: check device_key in the bot config", ans.Message)
-	default:
-		return push.DefinitiveError(code, "%s", ans.Message)
 	}
+	hint := ""
+	if strings.HasPrefix(ans.Message, "failed to get device token") {
+		hint = "the server does not know the device key: check device_key in the bot config"
+	}
+	return httpcall.Refused(resp, code, ans.Message, hint)
 }

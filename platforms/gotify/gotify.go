@@ -135,19 +135,13 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 
 // classify maps a Gotify error answer to an outcome.
 func classify(resp *httpcall.Response, ans answer) error {
-	code := strconv.Itoa(resp.Status)
 	msg := ans.Error
 	if ans.ErrorDescription != "" {
 		msg += ": " + ans.ErrorDescription
 	}
-	switch {
-	case resp.Status == http.StatusTooManyRequests:
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: httpcall.RetryAfter(resp.Header)}
-	case resp.Status >= 500:
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: msg}
-	case resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden:
-		return push.DefinitiveError(code, "%s: the server refused the token: give an application token (not a client token) in the bot config", msg)
-	default:
-		return push.DefinitiveError(code, "%s", msg)
+	hint := ""
+	if resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden {
+		hint = "the server refused the token: give an application token (not a client token) in the bot config"
 	}
+	return httpcall.Refused(resp, strconv.Itoa(resp.Status), msg, hint)
 }

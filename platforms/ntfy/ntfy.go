@@ -239,34 +239,25 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{PlatformIndex: ans.ID}, nil
 	}
 	if jerr != nil || ans.Error == "" {
-		if resp.Status >= 500 {
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
-		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "ntfy answered HTTP %d with a body that is not ntfy's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "ntfy", "ntfy")
 	}
-	return push.Receipt{}, classify(resp.Status, httpcall.RetryAfter(resp.Header), ans)
+	return push.Receipt{}, classify(resp, ans)
 }
 
-// classify maps an ntfy error answer to an outcome.
-func classify(status int, retryAfter time.Duration, ans answer) error {
+// classify maps an ntfy error answer to an outcome. A 429 (42901 too many
+// requests, 42908 daily message quota, …) was refused before publishing;
+// ntfy gives no wait hint unless a proxy in front of it adds Retry-After.
+func classify(resp *httpcall.Response, ans answer) error {
 	code := strconv.Itoa(ans.Code)
 	if ans.Code == 0 {
-		code = strconv.Itoa(status)
+		code = strconv.Itoa(resp.Status)
 	}
-	msg := ans.Error
-	switch {
-	case status == http.StatusTooManyRequests:
-		// 42901 too many requests, 42908 daily message quota, …: ntfy
-		// refused before publishing. It gives no wait hint unless a proxy
-		// in front of it adds Retry-After.
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: retryAfter}
-	case status >= 500:
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: msg}
-	case status == http.StatusUnauthorized:
-		return push.DefinitiveError(code, "%s: the server refused the credentials: check token, or user and password, in the bot config", msg)
-	case status == http.StatusForbidden:
-		return push.DefinitiveError(code, "%s: these credentials (or anonymous access) may not publish to the topic: give a token or user with write access", msg)
-	default:
-		return push.DefinitiveError(code, "%s", msg)
+	hint := ""
+	switch resp.Status {
+	case http.StatusUnauthorized:
+		hint = "the server refused the credentials: check token, or user and password, in the bot config"
+	case http.StatusForbidden:
+		hint = "these credentials (or anonymous access) may not publish to the topic: give a token or user with write access"
 	}
+	return httpcall.Refused(resp, code, ans.Error, hint)
 }

@@ -277,23 +277,14 @@ func snippet(b []byte) string {
 	return msgtext.Truncate(s, 200)
 }
 
-// statusError classifies a failed answer by its status: 429 may be tried
-// again after Retry-After, 5xx is uncertain, any other status a refusal.
+// statusError classifies a failed answer by its status (httpcall.Refused);
+// a 429 without Retry-After waits for Slack's one message a second.
 func statusError(resp *httpcall.Response, code, msg, hint string) error {
-	switch {
-	case resp.Status == http.StatusTooManyRequests:
-		wait := httpcall.RetryAfter(resp.Header)
-		if wait == 0 {
-			wait = slackEvery
-		}
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: wait}
-	case resp.Status >= 500:
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: msg}
+	se := httpcall.Refused(resp, code, msg, hint)
+	if se.Outcome == push.OutcomeRetryable && se.RetryAfter == 0 {
+		se.RetryAfter = slackEvery
 	}
-	if hint != "" {
-		msg += ": " + hint
-	}
-	return push.DefinitiveError(code, "%s", msg)
+	return se
 }
 
 // slackResult reads Slack's answer: "ok", or a plain-text error code.
