@@ -244,12 +244,8 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{}, err
 	}
 	var ans answer
-	jerr := json.Unmarshal(resp.Body, &ans)
-	if jerr != nil || ans.ErrCode == nil {
-		if jerr == nil {
-			jerr = fmt.Errorf("no errcode in the answer")
-		}
-		return push.Receipt{}, httpcall.Foreign(resp, jerr, "dingtalk", "DingTalk")
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.ErrCode != nil }, "no errcode in the answer", "dingtalk", "DingTalk"); err != nil {
+		return push.Receipt{}, err
 	}
 	if *ans.ErrCode == 0 {
 		return push.Receipt{}, nil // DingTalk gives no message id

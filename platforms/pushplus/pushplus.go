@@ -148,12 +148,8 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{}, err
 	}
 	var ans answer
-	jerr := json.Unmarshal(resp.Body, &ans)
-	if jerr != nil || ans.Code == nil {
-		if jerr == nil {
-			jerr = fmt.Errorf("no code in the answer")
-		}
-		return push.Receipt{}, httpcall.Foreign(resp, jerr, "pushplus", "PushPlus")
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.Code != nil }, "no code in the answer", "pushplus", "PushPlus"); err != nil {
+		return push.Receipt{}, err
 	}
 	msg := botconfig.Redact(ans.Msg, c.Token)
 	code := strconv.Itoa(*ans.Code)

@@ -158,12 +158,8 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{}, err
 	}
 	var ans answer
-	jerr := json.Unmarshal(resp.Body, &ans)
-	if jerr != nil || ans.Code == nil {
-		if jerr == nil {
-			jerr = fmt.Errorf("no code in the answer")
-		}
-		return push.Receipt{}, httpcall.Foreign(resp, jerr, "serverchan", "ServerChan")
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.Code != nil }, "no code in the answer", "serverchan", "ServerChan"); err != nil {
+		return push.Receipt{}, err
 	}
 	msg := botconfig.Redact(ans.Message, c.SendKey)
 	if *ans.Code != 0 {

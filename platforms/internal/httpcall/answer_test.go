@@ -1,7 +1,9 @@
 package httpcall
 
 import (
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +31,41 @@ func TestRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, *Refused(&tt.resp, "c", "msg", tt.hint)); diff != "" {
 				t.Errorf("Refused (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeOwn(t *testing.T) {
+	type answer struct {
+		Code *int   `json:"code"`
+		Msg  string `json:"msg"`
+	}
+	tests := []struct {
+		name   string
+		resp   Response
+		read   bool // the answer is the platform's: no error
+		want   push.Outcome
+		errHas string
+	}{
+		{"the platform's answer is read", Response{Status: 200, Body: []byte(`{"code":903,"msg":"no"}`)}, true, 0, ""},
+		{"a 2xx without the code is unreadable", Response{Status: 200, Body: []byte(`{"msg":"ok"}`)}, false, push.OutcomeUncertain, "could not be read: no code in the answer"},
+		{"a 2xx that is not JSON is unreadable", Response{Status: 200, Body: []byte(`ok`)}, false, push.OutcomeUncertain, "could not be read: invalid character"},
+		{"a proxy's page is a refusal", Response{Status: 403, Body: []byte(`<html>`)}, false, push.OutcomeDefinitive, "pushplus answered HTTP 403 with a body that is not PushPlus's"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ans answer
+			err := DecodeOwn(&tt.resp, &ans, func() bool { return ans.Code != nil }, "no code in the answer", "pushplus", "PushPlus")
+			if tt.read {
+				if err != nil || ans.Code == nil || *ans.Code != 903 || ans.Msg != "no" {
+					t.Fatalf("DecodeOwn: %v, answer %+v", err, ans)
+				}
+				return
+			}
+			var se *push.SendError
+			if !errors.As(err, &se) || se.Outcome != tt.want || !strings.Contains(se.Message, tt.errHas) {
+				t.Fatalf("DecodeOwn: %v, want %s with %q", err, tt.want, tt.errHas)
 			}
 		})
 	}
