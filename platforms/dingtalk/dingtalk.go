@@ -177,12 +177,7 @@ func body(m push.Message) message {
 	case push.Markdown:
 		return message{MsgType: "markdown", Markdown: &md{Title: msgtext.Title(m, MaxTitle), Text: m.Content}}
 	case push.Image:
-		caption := msgtext.Caption(m)
-		t := msgtext.MarkdownImage(m.ImageURL, caption)
-		if strings.TrimSpace(m.Content) != "" {
-			t = msgtext.EscapeMarkdown(m.Content) + "\n\n" + t
-		}
-		return message{MsgType: "markdown", Markdown: &md{Title: msgtext.Title(m, MaxTitle), Text: t}}
+		return message{MsgType: "markdown", Markdown: &md{Title: msgtext.Title(m, MaxTitle), Text: msgtext.ImageMarkdown(m)}}
 	default:
 		return message{MsgType: "text", Text: &text{Content: m.Content}}
 	}

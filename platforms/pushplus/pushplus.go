@@ -115,11 +115,7 @@ func body(c Config, m push.Message) request {
 		r.Template = "markdown"
 	case push.Image:
 		r.Template = "markdown"
-		caption := msgtext.Caption(m)
-		r.Content = msgtext.MarkdownImage(m.ImageURL, caption)
-		if strings.TrimSpace(m.Content) != "" {
-			r.Content = msgtext.EscapeMarkdown(m.Content) + "\n\n" + r.Content
-		}
+		r.Content = msgtext.ImageMarkdown(m)
 	}
 	return r
 }

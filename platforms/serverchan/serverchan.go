@@ -107,27 +107,10 @@ func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 
 // ValidateMessage implements push.Platform: the desp must fit in 32 KB.
 func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
-	if n := len(desp(m)); n > MaxDesp {
+	if n := len(msgtext.Markdown(m)); n > MaxDesp {
 		return push.Errorf(push.Invalid, "content_too_long", "the message is %d bytes as Markdown; ServerChan's limit is %d: shorten it", n, MaxDesp)
 	}
 	return nil
-}
-
-// desp is the Markdown body of a message.
-func desp(m push.Message) string {
-	switch m.Type {
-	case push.Markdown:
-		return m.Content
-	case push.Image:
-		caption := msgtext.Caption(m)
-		img := msgtext.MarkdownImage(m.ImageURL, caption)
-		if strings.TrimSpace(m.Content) == "" {
-			return img
-		}
-		return msgtext.EscapeMarkdown(m.Content) + "\n\n" + img
-	default:
-		return msgtext.EscapeMarkdown(m.Content)
-	}
 }
 
 // answer is ServerChan's reply.
@@ -147,7 +130,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	form := url.Values{"title": {msgtext.Title(d.Message, MaxTitle)}, "desp": {desp(d.Message)}}
+	form := url.Values{"title": {msgtext.Title(d.Message, MaxTitle)}, "desp": {msgtext.Markdown(d.Message)}}
 	req, err := http.NewRequest(http.MethodPost, p.endpoint(c), strings.NewReader(form.Encode()))
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "build request: the API URL is not valid")

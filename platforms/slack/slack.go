@@ -178,18 +178,7 @@ type attachment struct {
 func payload(flavor string, m push.Message) message {
 	switch flavor {
 	case FlavorMattermost:
-		switch m.Type {
-		case push.Markdown:
-			return message{Text: m.Content}
-		case push.Image:
-			t := msgtext.MarkdownImage(m.ImageURL, msgtext.Caption(m))
-			if strings.TrimSpace(m.Content) != "" {
-				t = msgtext.EscapeMarkdown(m.Content) + "\n\n" + t
-			}
-			return message{Text: t}
-		default:
-			return message{Text: msgtext.EscapeMarkdown(m.Content)}
-		}
+		return message{Text: msgtext.Markdown(m)}
 	case FlavorRocketChat:
 		// Rocket.Chat renders every message with its own Markdown parser;
 		// text is sent as written.
