@@ -154,13 +154,6 @@ func PayloadSize(params map[string]any) int {
 	return len(b)
 }
 
-func server(c Config) string {
-	if c.Server == "" {
-		return DefaultServer
-	}
-	return strings.TrimRight(c.Server, "/")
-}
-
 // answer is the Bark server's reply.
 type answer struct {
 	Code    int    `json:"code"`
@@ -173,7 +166,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	resp, err := p.client.PostJSON(ctx, server(c)+"/push", params(c, d.Message, d.JobID), http.Header{})
+	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.Server, DefaultServer)+"/push", params(c, d.Message, d.JobID), http.Header{})
 	if err != nil {
 		return push.Receipt{}, err
 	}

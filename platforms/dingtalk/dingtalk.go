@@ -224,17 +224,13 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	base := DefaultAPIBase
-	if c.APIBase != "" {
-		base = strings.TrimRight(c.APIBase, "/")
-	}
 	q := url.Values{"access_token": {c.AccessToken}}
 	if c.Secret != "" {
 		ts := p.now().UnixMilli()
 		q.Set("timestamp", strconv.FormatInt(ts, 10))
 		q.Set("sign", Sign(c.Secret, ts))
 	}
-	resp, err := p.client.PostJSON(ctx, base+"/robot/send?"+q.Encode(), body(d.Message), http.Header{})
+	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.APIBase, DefaultAPIBase)+"/robot/send?"+q.Encode(), body(d.Message), http.Header{})
 	if err != nil {
 		return push.Receipt{}, err
 	}

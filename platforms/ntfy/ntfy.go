@@ -181,13 +181,6 @@ func publishBody(c Config, m push.Message) publish {
 	return b
 }
 
-func server(c Config) string {
-	if c.Server == "" {
-		return DefaultServer
-	}
-	return strings.TrimRight(c.Server, "/")
-}
-
 // Pace implements push.Pacer with ntfy's default request limit per
 // server and credentials.
 func (p *Provider) Pace(d push.Delivery) time.Duration {
@@ -198,7 +191,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 	if err != nil {
 		return 0
 	}
-	return p.pacer.Reserve(pacing.Limit{Key: "ntfy:" + tokencache.Key(server(c), c.Token, c.User), Rate: pacing.Rate{Every: requestEvery, Burst: requestBurst}})
+	return p.pacer.Reserve(pacing.Limit{Key: "ntfy:" + tokencache.Key(botconfig.BaseOr(c.Server, DefaultServer), c.Token, c.User), Rate: pacing.Rate{Every: requestEvery, Burst: requestBurst}})
 }
 
 // answer is ntfy's reply: the published message, or an error.
@@ -223,7 +216,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	case c.User != "":
 		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(c.User+":"+c.Password)))
 	}
-	resp, err := p.client.PostJSON(ctx, server(c)+"/", publishBody(c, d.Message), header)
+	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.Server, DefaultServer)+"/", publishBody(c, d.Message), header)
 	if err != nil {
 		return push.Receipt{}, err
 	}

@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
@@ -133,13 +132,9 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	base := DefaultAPIBase
-	if c.APIBase != "" {
-		base = strings.TrimRight(c.APIBase, "/")
-	}
 	// PushPlus reads the body only with Content-Type: application/json,
 	// which PostJSON sets.
-	resp, err := p.client.PostJSON(ctx, base+"/send", body(c, d.Message), http.Header{})
+	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.APIBase, DefaultAPIBase)+"/send", body(c, d.Message), http.Header{})
 	if err != nil {
 		return push.Receipt{}, err
 	}

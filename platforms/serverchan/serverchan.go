@@ -86,17 +86,9 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 // endpoint is where a key's messages go.
 func (p *Provider) endpoint(c Config) string {
 	if m := p.v3Re.FindStringSubmatch(c.SendKey); m != nil {
-		base := "https://" + m[1] + ".push.ft07.com"
-		if c.APIBase != "" {
-			base = strings.TrimRight(c.APIBase, "/")
-		}
-		return base + "/send/" + c.SendKey + ".send"
+		return botconfig.BaseOr(c.APIBase, "https://"+m[1]+".push.ft07.com") + "/send/" + c.SendKey + ".send"
 	}
-	base := DefaultAPIBase
-	if c.APIBase != "" {
-		base = strings.TrimRight(c.APIBase, "/")
-	}
-	return base + "/" + c.SendKey + ".send"
+	return botconfig.BaseOr(c.APIBase, DefaultAPIBase) + "/" + c.SendKey + ".send"
 }
 
 // ValidateConfig implements push.Platform.
