@@ -53,8 +53,9 @@ const configShape = `{"device_key": "<device key from the Bark app>", "server": 
 type Provider struct {
 	shared.NoTargets
 
-	client *httpcall.Client
-	keyRe  *regexp.Regexp
+	client  *httpcall.Client
+	keyRe   *regexp.Regexp
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var (
@@ -98,7 +99,7 @@ func (p *Provider) ValidateMessage(push.Message, push.TargetType) error { return
 // the Bark server builds must fit APNs' 4 KB payload limit (with a margin),
 // which Apple refuses as PayloadTooLarge after the job was charged.
 func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ push.TargetType) error {
-	c, err := p.parseConfig(raw)
+	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil {
 		return err
 	}
@@ -162,7 +163,7 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}

@@ -79,6 +79,7 @@ type Provider struct {
 	now      func() time.Time
 	tokenRe  *regexp.Regexp
 	secretRe *regexp.Regexp
+	configs  botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var (
@@ -142,7 +143,7 @@ func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 // ValidateBotMessage implements push.BotMessageValidator: a robot with
 // custom keywords refuses a message that contains none of them.
 func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ push.TargetType) error {
-	c, err := p.parseConfig(raw)
+	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil || len(c.Keywords) == 0 {
 		return err
 	}
@@ -205,7 +206,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 	if p.pacer == nil {
 		return 0
 	}
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return 0
 	}
@@ -220,7 +221,7 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}

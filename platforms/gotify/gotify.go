@@ -37,7 +37,8 @@ const configShape = `{"server": "<Gotify server URL>", "token": "<application to
 type Provider struct {
 	shared.NoTargets
 
-	client *httpcall.Client
+	client  *httpcall.Client
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var _ push.Platform = (*Provider)(nil)
@@ -108,7 +109,7 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}

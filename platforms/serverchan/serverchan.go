@@ -49,9 +49,10 @@ const configShape = `{"sendkey": "<SendKey, SCT… or sctp…>", "api_base": "<o
 type Provider struct {
 	shared.NoTargets
 
-	client *httpcall.Client
-	keyRe  *regexp.Regexp
-	v3Re   *regexp.Regexp
+	client  *httpcall.Client
+	keyRe   *regexp.Regexp
+	v3Re    *regexp.Regexp
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var (
@@ -118,7 +119,7 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}

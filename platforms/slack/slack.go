@@ -65,8 +65,9 @@ const configShape = `{"webhook_url": "<incoming webhook URL>", "flavor": "slack"
 type Provider struct {
 	shared.NoTargets
 
-	client *httpcall.Client
-	pacer  *pacing.Pacer
+	client  *httpcall.Client
+	pacer   *pacing.Pacer
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var (
@@ -117,7 +118,7 @@ func (p *Provider) ValidateMessage(push.Message, push.TargetType) error { return
 // ValidateBotMessage implements push.BotMessageValidator: the payload must
 // fit the flavor's limits.
 func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ push.TargetType) error {
-	c, err := p.parseConfig(raw)
+	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil {
 		return err
 	}
@@ -212,7 +213,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 	if p.pacer == nil {
 		return 0
 	}
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil || c.Flavor != FlavorSlack {
 		return 0
 	}
@@ -221,7 +222,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
