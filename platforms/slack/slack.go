@@ -277,21 +277,32 @@ func statusError(resp *httpcall.Response, code, msg, hint string) error {
 	return se
 }
 
+// okAnswer reads the 2xx answer of Slack and Mattermost: "ok".
+func okAnswer(resp *httpcall.Response) error {
+	if strings.TrimSpace(string(resp.Body)) == "ok" {
+		return nil
+	}
+	return httpcall.Unreadable(resp, fmt.Errorf("the answer is not \"ok\": %q", snippet(resp.Body)))
+}
+
+// foreign classifies a failed answer that is not the service's own error
+// (a proxy's page, an empty body): a 5xx is a gateway's failure, any other
+// status is classified by statusError with the start of the body.
+func foreign(resp *httpcall.Response) error {
+	if resp.Status >= 500 {
+		return httpcall.GatewayFailure(resp)
+	}
+	return statusError(resp, strconv.Itoa(resp.Status), "HTTP "+strconv.Itoa(resp.Status)+" "+snippet(resp.Body), "")
+}
+
 // slackResult reads Slack's answer: "ok", or a plain-text error code.
 func slackResult(resp *httpcall.Response) error {
-	body := strings.TrimSpace(string(resp.Body))
 	if resp.Status >= 200 && resp.Status < 300 {
-		if body == "ok" {
-			return nil
-		}
-		return httpcall.Unreadable(resp, fmt.Errorf("the answer is not \"ok\": %q", snippet(resp.Body)))
+		return okAnswer(resp)
 	}
-	code := body
+	code := strings.TrimSpace(string(resp.Body))
 	if code == "" || strings.ContainsAny(code, " <") {
-		if resp.Status >= 500 {
-			return httpcall.GatewayFailure(resp)
-		}
-		code = strconv.Itoa(resp.Status)
+		return foreign(resp)
 	}
 	hint := ""
 	switch code {
@@ -306,20 +317,14 @@ func slackResult(resp *httpcall.Response) error {
 // mattermostResult reads Mattermost's answer: "ok", or an app error.
 func mattermostResult(resp *httpcall.Response) error {
 	if resp.Status >= 200 && resp.Status < 300 {
-		if strings.TrimSpace(string(resp.Body)) == "ok" {
-			return nil
-		}
-		return httpcall.Unreadable(resp, fmt.Errorf("the answer is not \"ok\": %q", snippet(resp.Body)))
+		return okAnswer(resp)
 	}
 	var ae struct {
 		ID      string `json:"id"`
 		Message string `json:"message"`
 	}
 	if json.Unmarshal(resp.Body, &ae) != nil || ae.Message == "" {
-		if resp.Status >= 500 {
-			return httpcall.GatewayFailure(resp)
-		}
-		return statusError(resp, strconv.Itoa(resp.Status), "HTTP "+strconv.Itoa(resp.Status)+" "+snippet(resp.Body), "")
+		return foreign(resp)
 	}
 	hint := ""
 	if ae.ID == "web.incoming_webhook.invalid.app_error" {
@@ -348,10 +353,7 @@ func rocketChatResult(resp *httpcall.Response) error {
 		return push.DefinitiveError(strconv.Itoa(resp.Status), "%s", msgtext.Or(ans.Error, "refused"))
 	}
 	if jerr != nil || ans.Error == "" {
-		if resp.Status >= 500 {
-			return httpcall.GatewayFailure(resp)
-		}
-		return statusError(resp, strconv.Itoa(resp.Status), "HTTP "+strconv.Itoa(resp.Status)+" "+snippet(resp.Body), "")
+		return foreign(resp)
 	}
 	hint := ""
 	if resp.Status == http.StatusNotFound || strings.Contains(strings.ToLower(ans.Error), "token") {
