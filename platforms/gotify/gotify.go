@@ -59,7 +59,7 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		return c, botconfig.Missing("gotify", "server", "the URL of the Gotify server, e.g. https://gotify.example.com")
 	case c.Token == "":
 		return c, botconfig.Missing("gotify", "token", "the token of a Gotify application (Apps → the application's token)")
-	case len(c.Token) > 256 || strings.ContainsFunc(c.Token, func(r rune) bool { return r <= ' ' || r > '~' }):
+	case len(c.Token) > 256 || !botconfig.Printable(c.Token):
 		return c, botconfig.Malformed("gotify", "token", "an application token is printable ASCII without spaces, e.g. AbCdEf0123456.-_")
 	case c.Priority != nil && (*c.Priority < 0 || *c.Priority > 10):
 		return c, botconfig.Malformed("gotify", "priority", "give a priority from 0 to 10, or leave it out for the application's default")

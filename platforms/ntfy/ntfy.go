@@ -96,13 +96,13 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		return c, botconfig.Malformed("ntfy", "topic", "a topic is 1 to 64 letters, digits, '-' or '_'")
 	case c.Token != "" && (c.User != "" || c.Password != ""):
 		return c, botconfig.Malformed("ntfy", "token", "give either a token or a user and password, not both")
-	case c.Token != "" && !printable(c.Token, false):
+	case c.Token != "" && !botconfig.Printable(c.Token):
 		return c, botconfig.Malformed("ntfy", "token", "an access token is printable ASCII without spaces, e.g. tk_…")
 	case c.User != "" && c.Password == "":
 		return c, botconfig.Missing("ntfy", "password", "the password of the user")
 	case c.Password != "" && c.User == "":
 		return c, botconfig.Missing("ntfy", "user", "the user the password belongs to")
-	case c.User != "" && (strings.Contains(c.User, ":") || !printable(c.User, false)):
+	case c.User != "" && (strings.Contains(c.User, ":") || !botconfig.Printable(c.User)):
 		return c, botconfig.Malformed("ntfy", "user", "a user name is printable ASCII without spaces or ':'")
 	case c.MessageLimit < 0 || c.MessageLimit > maxMessageLimit:
 		return c, botconfig.Malformed("ntfy", "message_limit", fmt.Sprintf("give the server's message-size-limit in bytes, 1 to %d (default %d)", maxMessageLimit, DefaultMessageLimit))
@@ -111,19 +111,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		c.MessageLimit = DefaultMessageLimit
 	}
 	return c, botconfig.BaseURL("ntfy", "server", c.Server)
-}
-
-// printable reports whether s is printable ASCII (spaces allowed or not).
-func printable(s string, spaces bool) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x21 || c > 0x7e {
-			if c == ' ' && spaces {
-				continue
-			}
-			return false
-		}
-	}
-	return true
 }
 
 // ValidateConfig implements push.Platform.
