@@ -76,7 +76,6 @@ type Provider struct {
 
 	client   *httpcall.Client
 	pacer    *pacing.Pacer
-	now      func() time.Time
 	tokenRe  *regexp.Regexp
 	secretRe *regexp.Regexp
 	configs  botconfig.Cache[Config] // parsed once per bot, not at every send
@@ -96,7 +95,6 @@ func New(d shared.Deps) *Provider {
 		NoTargets: shared.NoTargets{Bots: "dingtalk", Destination: "the robot's group"},
 		client:    d.Client,
 		pacer:     d.Pacer,
-		now:       time.Now,
 		tokenRe:   regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`),
 		secretRe:  regexp.MustCompile(`^SEC[A-Za-z0-9]{16,128}$`),
 	}
@@ -227,7 +225,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	}
 	q := url.Values{"access_token": {c.AccessToken}}
 	if c.Secret != "" {
-		ts := p.now().UnixMilli()
+		ts := time.Now().UnixMilli()
 		q.Set("timestamp", strconv.FormatInt(ts, 10))
 		q.Set("sign", Sign(c.Secret, ts))
 	}
