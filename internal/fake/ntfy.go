@@ -288,11 +288,3 @@ func ntfyParam(r *http.Request, names ...string) string {
 	}
 	return ""
 }
-
-func randomAlnum(n int) string {
-	s := strings.NewReplacer("_", "", "-", "").Replace(randomSecret(n + n/2 + 4))
-	for len(s) < n {
-		s += strings.NewReplacer("_", "", "-", "").Replace(randomSecret(n))
-	}
-	return s[:n]
-}
