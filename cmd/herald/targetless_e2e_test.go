@@ -3,18 +3,37 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 )
 
 // received reports how many messages a fake platform has accepted and
 // what the last one said (the relevant text field of each platform).
 type received func() (int, string)
+
+// last is the received of a fake whose accepted messages list returns.
+func last[M any](list func() []M, text func(M) string) received {
+	return func() (int, string) {
+		m := list()
+		if len(m) == 0 {
+			return 0, ""
+		}
+		return len(m), text(m[len(m)-1])
+	}
+}
+
+// targetlessBot is a bot of a platform without targets, and how to read
+// what its fake platform received.
+type targetlessBot struct {
+	platform string
+	config   map[string]any
+	received received
+}
 
 // TestServeTargetless runs herald serve with one bot on every push relay
 // and workplace webhook (each on its fake service), and sends to each with
@@ -29,61 +48,23 @@ func TestServeTargetless(t *testing.T) {
 	ntfy, gotify, bark := fake.NewNtfy(t), fake.NewGotify(t), fake.NewBark(t)
 	sc, pp, ding, hooks := fake.NewServerChan(t), fake.NewPushPlus(t), fake.NewDingTalk(t), fake.NewSlack(t)
 	dingToken, dingSecret := ding.NewRobot(fake.DingTalkSecurity{Sign: true, Keywords: []string{"herald"}})
-	bots := []struct {
-		platform string
-		config   map[string]any
-		received received
-	}{
-		{"ntfy", map[string]any{"server": ntfy.URL(), "topic": "alerts"}, func() (int, string) {
-			m := ntfy.Messages()
-			if len(m) == 0 {
-				return 0, ""
-			}
-			return len(m), m[len(m)-1].Message
-		}},
-		{"gotify", map[string]any{"server": gotify.URL(), "token": gotify.NewApp("herald")}, func() (int, string) {
-			m := gotify.Messages()
-			if len(m) == 0 {
-				return 0, ""
-			}
-			return len(m), m[len(m)-1].Message
-		}},
-		{"bark", map[string]any{"server": bark.URL(), "device_key": bark.NewDevice()}, func() (int, string) {
-			m := bark.Pushes()
-			if len(m) == 0 {
-				return 0, ""
-			}
-			return len(m), m[len(m)-1].Body + m[len(m)-1].Markdown
-		}},
-		{"serverchan", map[string]any{"sendkey": sc.NewSendKey(), "api_base": sc.URL()}, func() (int, string) {
-			m := sc.Messages()
-			if len(m) == 0 {
-				return 0, ""
-			}
-			return len(m), m[len(m)-1].Desp
-		}},
-		{"pushplus", map[string]any{"token": pp.NewToken(), "api_base": pp.URL()}, func() (int, string) {
-			m := pp.Messages()
-			if len(m) == 0 {
-				return 0, ""
-			}
-			return len(m), m[len(m)-1].Content
-		}},
-		{"dingtalk", map[string]any{"access_token": dingToken, "secret": dingSecret, "keywords": []string{"herald"}, "api_base": ding.URL()}, func() (int, string) {
-			m := ding.Messages()
-			if len(m) == 0 {
-				return 0, ""
-			}
-			return len(m), m[len(m)-1].Content + m[len(m)-1].Text
-		}},
+	bots := []targetlessBot{
+		{"ntfy", map[string]any{"server": ntfy.URL(), "topic": "alerts"},
+			last(ntfy.Messages, func(m fake.NtfyMessage) string { return m.Message })},
+		{"gotify", map[string]any{"server": gotify.URL(), "token": gotify.NewApp("herald")},
+			last(gotify.Messages, func(m fake.GotifyMessage) string { return m.Message })},
+		{"bark", map[string]any{"server": bark.URL(), "device_key": bark.NewDevice()},
+			last(bark.Pushes, func(m fake.BarkPush) string { return m.Body + m.Markdown })},
+		{"serverchan", map[string]any{"sendkey": sc.NewSendKey(), "api_base": sc.URL()},
+			last(sc.Messages, func(m fake.ServerChanMessage) string { return m.Desp })},
+		{"pushplus", map[string]any{"token": pp.NewToken(), "api_base": pp.URL()},
+			last(pp.Messages, func(m fake.PushPlusMessage) string { return m.Content })},
+		{"dingtalk", map[string]any{"access_token": dingToken, "secret": dingSecret, "keywords": []string{"herald"}, "api_base": ding.URL()},
+			last(ding.Messages, func(m fake.DingTalkMessage) string { return m.Content + m.Text })},
 	}
 	for _, fl := range []string{"slack", "mattermost", "rocketchat"} {
 		hook := hooks.NewHook(fl)
-		bots = append(bots, struct {
-			platform string
-			config   map[string]any
-			received received
-		}{"slack", map[string]any{"webhook_url": hook, "flavor": fl}, func() (int, string) {
+		bots = append(bots, targetlessBot{"slack", map[string]any{"webhook_url": hook, "flavor": fl}, func() (int, string) {
 			n, text := 0, ""
 			for _, m := range hooks.Messages() {
 				if hook == hooks.URL()+m.Path {

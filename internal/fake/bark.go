@@ -58,13 +58,10 @@ func (f *Bark) Pushes() []BarkPush { return snapshot(&f.mu, &f.pushes) }
 // BarkFault is a Bark error answer, e.g. BarkFault(500, "push failed:
 // APNS push failed: TooManyRequests").
 func BarkFault(status int, msg string) Fault {
-	b, _ := json.Marshal(map[string]any{"code": status, "message": msg, "timestamp": time.Now().Unix()})
-	return Fault{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: string(b)}
+	return jsonFault(status, map[string]any{"code": status, "message": msg, "timestamp": time.Now().Unix()})
 }
 
-func barkAnswer(w http.ResponseWriter, status int, msg string) {
-	writeJSONAnswer(w, status, map[string]any{"code": status, "message": msg, "timestamp": time.Now().Unix()})
-}
+func barkAnswer(w http.ResponseWriter, status int, msg string) { BarkFault(status, msg).write(w) }
 
 func (f *Bark) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	if r.URL.Path != "/push" || r.Method != http.MethodPost {

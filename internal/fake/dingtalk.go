@@ -90,12 +90,11 @@ func (f *DingTalk) Messages() []DingTalkMessage { return snapshot(&f.mu, &f.mess
 
 // DingTalkFault is a DingTalk refusal (HTTP 200 with a non-zero errcode).
 func DingTalkFault(errcode int, errmsg string) Fault {
-	b, _ := json.Marshal(map[string]any{"errcode": errcode, "errmsg": errmsg})
-	return Fault{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: string(b)}
+	return jsonFault(http.StatusOK, map[string]any{"errcode": errcode, "errmsg": errmsg})
 }
 
 func dingAnswer(w http.ResponseWriter, errcode int, errmsg string) {
-	writeJSONAnswer(w, http.StatusOK, map[string]any{"errcode": errcode, "errmsg": errmsg})
+	DingTalkFault(errcode, errmsg).write(w)
 }
 
 func (f *DingTalk) serve(w http.ResponseWriter, r *http.Request, body []byte) {

@@ -73,15 +73,11 @@ func (f *Gotify) Messages() []GotifyMessage { return snapshot(&f.mu, &f.messages
 // GotifyFault is a Gotify error answer, e.g. GotifyFault(400, "Field
 // 'message' is required").
 func GotifyFault(status int, description string) Fault {
-	b, _ := json.Marshal(map[string]any{"error": http.StatusText(status), "errorCode": status, "errorDescription": description})
-	return Fault{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: string(b)}
+	return jsonFault(status, map[string]any{"error": http.StatusText(status), "errorCode": status, "errorDescription": description})
 }
 
 func gotifyError(w http.ResponseWriter, status int, description string) {
-	f := GotifyFault(status, description)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(f.Body))
+	GotifyFault(status, description).write(w)
 }
 
 func (f *Gotify) serve(w http.ResponseWriter, r *http.Request, body []byte) {

@@ -110,15 +110,13 @@ func (f *Ntfy) Messages() []NtfyMessage { return snapshot(&f.mu, &f.messages) }
 // NtfyFault is an ntfy error answer, e.g. NtfyFault(429, 42901, "limit
 // reached: too many requests").
 func NtfyFault(status, code int, msg string) Fault {
-	b, _ := json.Marshal(map[string]any{"code": code, "http": status, "error": msg, "link": "https://ntfy.sh/docs/publish/#limitations"})
-	return Fault{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: string(b) + "\n"}
+	f := jsonFault(status, map[string]any{"code": code, "http": status, "error": msg, "link": "https://ntfy.sh/docs/publish/#limitations"})
+	f.Body += "\n"
+	return f
 }
 
 func ntfyError(w http.ResponseWriter, status, code int, msg string) {
-	f := NtfyFault(status, code, msg)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(f.Status)
-	_, _ = w.Write([]byte(f.Body))
+	NtfyFault(status, code, msg).write(w)
 }
 
 // ntfyPublish is the JSON publish body.
@@ -289,12 +287,4 @@ func ntfyParam(r *http.Request, names ...string) string {
 		}
 	}
 	return ""
-}
-
-func randomAlnum(n int) string {
-	s := strings.NewReplacer("_", "", "-", "").Replace(randomSecret(n + n/2 + 4))
-	for len(s) < n {
-		s += strings.NewReplacer("_", "", "-", "").Replace(randomSecret(n))
-	}
-	return s[:n]
 }

@@ -50,13 +50,15 @@ func (f *PushPlus) NewToken() string {
 func (f *PushPlus) Messages() []PushPlusMessage { return snapshot(&f.mu, &f.messages) }
 
 // PushPlusFault is a PushPlus refusal, e.g. PushPlusFault(900, "用户账号使用受限").
-func PushPlusFault(code int, msg string) Fault {
-	b, _ := json.Marshal(map[string]any{"code": code, "msg": msg, "data": nil})
-	return Fault{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: string(b)}
+func PushPlusFault(code int, msg string) Fault { return ppBody(code, msg, nil) }
+
+// ppBody is PushPlus's answer: always HTTP 200 with {"code","msg","data"}.
+func ppBody(code int, msg string, data any) Fault {
+	return jsonFault(http.StatusOK, map[string]any{"code": code, "msg": msg, "data": data})
 }
 
 func ppAnswer(w http.ResponseWriter, code int, msg string, data any) {
-	writeJSONAnswer(w, http.StatusOK, map[string]any{"code": code, "msg": msg, "data": data})
+	ppBody(code, msg, data).write(w)
 }
 
 func (f *PushPlus) serve(w http.ResponseWriter, r *http.Request, body []byte) {

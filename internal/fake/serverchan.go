@@ -65,13 +65,16 @@ func (f *ServerChan) NewSendKey3(uid int) string {
 func (f *ServerChan) Messages() []ServerChanMessage { return snapshot(&f.mu, &f.messages) }
 
 // ServerChanFault is a ServerChan refusal (HTTP 200 with a non-zero code).
-func ServerChanFault(code int, msg string) Fault {
-	b, _ := json.Marshal(map[string]any{"code": code, "message": msg, "data": nil})
-	return Fault{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: string(b)}
+func ServerChanFault(code int, msg string) Fault { return scBody(code, msg, nil) }
+
+// scBody is ServerChan's answer: always HTTP 200 with
+// {"code","message","data"}.
+func scBody(code int, msg string, data any) Fault {
+	return jsonFault(http.StatusOK, map[string]any{"code": code, "message": msg, "data": data})
 }
 
 func scAnswer(w http.ResponseWriter, code int, msg string, data any) {
-	writeJSONAnswer(w, http.StatusOK, map[string]any{"code": code, "message": msg, "data": data})
+	scBody(code, msg, data).write(w)
 }
 
 func (f *ServerChan) serve(w http.ResponseWriter, r *http.Request, body []byte) {

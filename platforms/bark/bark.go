@@ -53,8 +53,9 @@ const configShape = `{"device_key": "<device key from the Bark app>", "server": 
 type Provider struct {
 	shared.NoTargets
 
-	client *httpcall.Client
-	keyRe  *regexp.Regexp
+	client  *httpcall.Client
+	keyRe   *regexp.Regexp
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var (
@@ -98,7 +99,7 @@ func (p *Provider) ValidateMessage(push.Message, push.TargetType) error { return
 // the Bark server builds must fit APNs' 4 KB payload limit (with a margin),
 // which Apple refuses as PayloadTooLarge after the job was charged.
 func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ push.TargetType) error {
-	c, err := p.parseConfig(raw)
+	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil {
 		return err
 	}
@@ -154,13 +155,6 @@ func PayloadSize(params map[string]any) int {
 	return len(b)
 }
 
-func server(c Config) string {
-	if c.Server == "" {
-		return DefaultServer
-	}
-	return strings.TrimRight(c.Server, "/")
-}
-
 // answer is the Bark server's reply.
 type answer struct {
 	Code    int    `json:"code"`
@@ -169,11 +163,11 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	resp, err := p.client.PostJSON(ctx, server(c)+"/push", params(c, d.Message, d.JobID), http.Header{})
+	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.Server, DefaultServer)+"/push", params(c, d.Message, d.JobID), http.Header{})
 	if err != nil {
 		return push.Receipt{}, err
 	}
@@ -214,12 +208,9 @@ func classify(resp *httpcall.Response, ans answer) error {
 	if ans.Code != 0 {
 		code = strconv.Itoa(ans.Code)
 	}
-	switch {
-	case resp.Status == http.StatusTooManyRequests:
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: ans.Message, RetryAfter: httpcall.RetryAfter(resp.Header)}
-	case resp.Status >= 500 && strings.HasPrefix(ans.Message, "push failed"):
+	if resp.Status >= 500 && strings.HasPrefix(ans.Message, "push failed") {
 		// The server asked APNs: its reason says whether Apple refused.
-		switch reason := apnsReason(ans.Message); reason {
+		switch apnsReason(ans.Message) {
 		case "PayloadTooLarge":
 			return push.DefinitiveError(code, "%s: the notification is larger than APNs' 4 KB: shorten the message", ans.Message)
 		case "BadDeviceToken", "Unregistered", "DeviceTokenNotForTopic", "MissingDeviceToken", "BadTopic", "TopicDisallowed", "BadCollapseId", "BadExpirationDate", "BadPriority", "BadMessageId", "ExpiredToken", "InvalidProviderToken", "MissingProviderToken", "Forbidden":
@@ -227,12 +218,10 @@ func classify(resp *httpcall.Response, ans answer) error {
 		case "TooManyRequests":
 			return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: ans.Message + ": Apple limits notifications to this device"}
 		}
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: ans.Message}
-	case resp.Status >= 500:
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: ans.Message}
-	case strings.HasPrefix(ans.Message, "failed to get device token"):
-		return push.DefinitiveError(code, "%s: the server does not know the device key: check device_key in the bot config", ans.Message)
-	default:
-		return push.DefinitiveError(code, "%s", ans.Message)
 	}
+	hint := ""
+	if strings.HasPrefix(ans.Message, "failed to get device token") {
+		hint = "the server does not know the device key: check device_key in the bot config"
+	}
+	return httpcall.Refused(resp, code, ans.Message, hint)
 }

@@ -76,9 +76,9 @@ type Provider struct {
 
 	client   *httpcall.Client
 	pacer    *pacing.Pacer
-	now      func() time.Time
 	tokenRe  *regexp.Regexp
 	secretRe *regexp.Regexp
+	configs  botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var (
@@ -95,7 +95,6 @@ func New(d shared.Deps) *Provider {
 		NoTargets: shared.NoTargets{Bots: "dingtalk", Destination: "the robot's group"},
 		client:    d.Client,
 		pacer:     d.Pacer,
-		now:       time.Now,
 		tokenRe:   regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`),
 		secretRe:  regexp.MustCompile(`^SEC[A-Za-z0-9]{16,128}$`),
 	}
@@ -142,7 +141,7 @@ func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 // ValidateBotMessage implements push.BotMessageValidator: a robot with
 // custom keywords refuses a message that contains none of them.
 func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ push.TargetType) error {
-	c, err := p.parseConfig(raw)
+	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil || len(c.Keywords) == 0 {
 		return err
 	}
@@ -177,12 +176,7 @@ func body(m push.Message) message {
 	case push.Markdown:
 		return message{MsgType: "markdown", Markdown: &md{Title: msgtext.Title(m, MaxTitle), Text: m.Content}}
 	case push.Image:
-		caption := msgtext.Caption(m)
-		t := msgtext.MarkdownImage(m.ImageURL, caption)
-		if strings.TrimSpace(m.Content) != "" {
-			t = msgtext.EscapeMarkdown(m.Content) + "\n\n" + t
-		}
-		return message{MsgType: "markdown", Markdown: &md{Title: msgtext.Title(m, MaxTitle), Text: t}}
+		return message{MsgType: "markdown", Markdown: &md{Title: msgtext.Title(m, MaxTitle), Text: msgtext.ImageMarkdown(m)}}
 	default:
 		return message{MsgType: "text", Text: &text{Content: m.Content}}
 	}
@@ -210,7 +204,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 	if p.pacer == nil {
 		return 0
 	}
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return 0
 	}
@@ -225,31 +219,23 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	base := DefaultAPIBase
-	if c.APIBase != "" {
-		base = strings.TrimRight(c.APIBase, "/")
-	}
 	q := url.Values{"access_token": {c.AccessToken}}
 	if c.Secret != "" {
-		ts := p.now().UnixMilli()
+		ts := time.Now().UnixMilli()
 		q.Set("timestamp", strconv.FormatInt(ts, 10))
 		q.Set("sign", Sign(c.Secret, ts))
 	}
-	resp, err := p.client.PostJSON(ctx, base+"/robot/send?"+q.Encode(), body(d.Message), http.Header{})
+	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.APIBase, DefaultAPIBase)+"/robot/send?"+q.Encode(), body(d.Message), http.Header{})
 	if err != nil {
 		return push.Receipt{}, err
 	}
 	var ans answer
-	jerr := json.Unmarshal(resp.Body, &ans)
-	if jerr != nil || ans.ErrCode == nil {
-		if jerr == nil {
-			jerr = fmt.Errorf("no errcode in the answer")
-		}
-		return push.Receipt{}, httpcall.Foreign(resp, jerr, "dingtalk", "DingTalk")
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.ErrCode != nil }, "no errcode in the answer", "dingtalk", "DingTalk"); err != nil {
+		return push.Receipt{}, err
 	}
 	if *ans.ErrCode == 0 {
 		return push.Receipt{}, nil // DingTalk gives no message id

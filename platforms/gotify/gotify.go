@@ -37,7 +37,8 @@ const configShape = `{"server": "<Gotify server URL>", "token": "<application to
 type Provider struct {
 	shared.NoTargets
 
-	client *httpcall.Client
+	client  *httpcall.Client
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var _ push.Platform = (*Provider)(nil)
@@ -58,7 +59,7 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		return c, botconfig.Missing("gotify", "server", "the URL of the Gotify server, e.g. https://gotify.example.com")
 	case c.Token == "":
 		return c, botconfig.Missing("gotify", "token", "the token of a Gotify application (Apps → the application's token)")
-	case len(c.Token) > 256 || strings.ContainsFunc(c.Token, func(r rune) bool { return r <= ' ' || r > '~' }):
+	case len(c.Token) > 256 || !botconfig.Printable(c.Token):
 		return c, botconfig.Malformed("gotify", "token", "an application token is printable ASCII without spaces, e.g. AbCdEf0123456.-_")
 	case c.Priority != nil && (*c.Priority < 0 || *c.Priority > 10):
 		return c, botconfig.Malformed("gotify", "priority", "give a priority from 0 to 10, or leave it out for the application's default")
@@ -108,7 +109,7 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
@@ -135,19 +136,13 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 
 // classify maps a Gotify error answer to an outcome.
 func classify(resp *httpcall.Response, ans answer) error {
-	code := strconv.Itoa(resp.Status)
 	msg := ans.Error
 	if ans.ErrorDescription != "" {
 		msg += ": " + ans.ErrorDescription
 	}
-	switch {
-	case resp.Status == http.StatusTooManyRequests:
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: httpcall.RetryAfter(resp.Header)}
-	case resp.Status >= 500:
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: msg}
-	case resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden:
-		return push.DefinitiveError(code, "%s: the server refused the token: give an application token (not a client token) in the bot config", msg)
-	default:
-		return push.DefinitiveError(code, "%s", msg)
+	hint := ""
+	if resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden {
+		hint = "the server refused the token: give an application token (not a client token) in the bot config"
 	}
+	return httpcall.Refused(resp, strconv.Itoa(resp.Status), msg, hint)
 }

@@ -69,6 +69,7 @@ type Provider struct {
 	client  *httpcall.Client
 	pacer   *pacing.Pacer
 	topicRe *regexp.Regexp
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var (
@@ -95,13 +96,13 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		return c, botconfig.Malformed("ntfy", "topic", "a topic is 1 to 64 letters, digits, '-' or '_'")
 	case c.Token != "" && (c.User != "" || c.Password != ""):
 		return c, botconfig.Malformed("ntfy", "token", "give either a token or a user and password, not both")
-	case c.Token != "" && !printable(c.Token, false):
+	case c.Token != "" && !botconfig.Printable(c.Token):
 		return c, botconfig.Malformed("ntfy", "token", "an access token is printable ASCII without spaces, e.g. tk_…")
 	case c.User != "" && c.Password == "":
 		return c, botconfig.Missing("ntfy", "password", "the password of the user")
 	case c.Password != "" && c.User == "":
 		return c, botconfig.Missing("ntfy", "user", "the user the password belongs to")
-	case c.User != "" && (strings.Contains(c.User, ":") || !printable(c.User, false)):
+	case c.User != "" && (strings.Contains(c.User, ":") || !botconfig.Printable(c.User)):
 		return c, botconfig.Malformed("ntfy", "user", "a user name is printable ASCII without spaces or ':'")
 	case c.MessageLimit < 0 || c.MessageLimit > maxMessageLimit:
 		return c, botconfig.Malformed("ntfy", "message_limit", fmt.Sprintf("give the server's message-size-limit in bytes, 1 to %d (default %d)", maxMessageLimit, DefaultMessageLimit))
@@ -110,19 +111,6 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		c.MessageLimit = DefaultMessageLimit
 	}
 	return c, botconfig.BaseURL("ntfy", "server", c.Server)
-}
-
-// printable reports whether s is printable ASCII (spaces allowed or not).
-func printable(s string, spaces bool) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x21 || c > 0x7e {
-			if c == ' ' && spaces {
-				continue
-			}
-			return false
-		}
-	}
-	return true
 }
 
 // ValidateConfig implements push.Platform.
@@ -141,7 +129,7 @@ func (p *Provider) ValidateMessage(push.Message, push.TargetType) error { return
 // image). Herald refuses it instead of splitting it, so that one job is
 // one ntfy message and a partial failure can never resend a part.
 func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ push.TargetType) error {
-	c, err := p.parseConfig(raw)
+	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil {
 		return err
 	}
@@ -181,24 +169,17 @@ func publishBody(c Config, m push.Message) publish {
 	return b
 }
 
-func server(c Config) string {
-	if c.Server == "" {
-		return DefaultServer
-	}
-	return strings.TrimRight(c.Server, "/")
-}
-
 // Pace implements push.Pacer with ntfy's default request limit per
 // server and credentials.
 func (p *Provider) Pace(d push.Delivery) time.Duration {
 	if p.pacer == nil {
 		return 0
 	}
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return 0
 	}
-	return p.pacer.Reserve(pacing.Limit{Key: "ntfy:" + tokencache.Key(server(c), c.Token, c.User), Rate: pacing.Rate{Every: requestEvery, Burst: requestBurst}})
+	return p.pacer.Reserve(pacing.Limit{Key: "ntfy:" + tokencache.Key(botconfig.BaseOr(c.Server, DefaultServer), c.Token, c.User), Rate: pacing.Rate{Every: requestEvery, Burst: requestBurst}})
 }
 
 // answer is ntfy's reply: the published message, or an error.
@@ -212,7 +193,7 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
@@ -223,7 +204,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	case c.User != "":
 		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(c.User+":"+c.Password)))
 	}
-	resp, err := p.client.PostJSON(ctx, server(c)+"/", publishBody(c, d.Message), header)
+	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.Server, DefaultServer)+"/", publishBody(c, d.Message), header)
 	if err != nil {
 		return push.Receipt{}, err
 	}
@@ -239,34 +220,25 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{PlatformIndex: ans.ID}, nil
 	}
 	if jerr != nil || ans.Error == "" {
-		if resp.Status >= 500 {
-			return push.Receipt{}, httpcall.GatewayFailure(resp)
-		}
-		return push.Receipt{}, push.DefinitiveError(strconv.Itoa(resp.Status), "ntfy answered HTTP %d with a body that is not ntfy's", resp.Status)
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, "ntfy", "ntfy")
 	}
-	return push.Receipt{}, classify(resp.Status, httpcall.RetryAfter(resp.Header), ans)
+	return push.Receipt{}, classify(resp, ans)
 }
 
-// classify maps an ntfy error answer to an outcome.
-func classify(status int, retryAfter time.Duration, ans answer) error {
+// classify maps an ntfy error answer to an outcome. A 429 (42901 too many
+// requests, 42908 daily message quota, …) was refused before publishing;
+// ntfy gives no wait hint unless a proxy in front of it adds Retry-After.
+func classify(resp *httpcall.Response, ans answer) error {
 	code := strconv.Itoa(ans.Code)
 	if ans.Code == 0 {
-		code = strconv.Itoa(status)
+		code = strconv.Itoa(resp.Status)
 	}
-	msg := ans.Error
-	switch {
-	case status == http.StatusTooManyRequests:
-		// 42901 too many requests, 42908 daily message quota, …: ntfy
-		// refused before publishing. It gives no wait hint unless a proxy
-		// in front of it adds Retry-After.
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: retryAfter}
-	case status >= 500:
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: msg}
-	case status == http.StatusUnauthorized:
-		return push.DefinitiveError(code, "%s: the server refused the credentials: check token, or user and password, in the bot config", msg)
-	case status == http.StatusForbidden:
-		return push.DefinitiveError(code, "%s: these credentials (or anonymous access) may not publish to the topic: give a token or user with write access", msg)
-	default:
-		return push.DefinitiveError(code, "%s", msg)
+	hint := ""
+	switch resp.Status {
+	case http.StatusUnauthorized:
+		hint = "the server refused the credentials: check token, or user and password, in the bot config"
+	case http.StatusForbidden:
+		hint = "these credentials (or anonymous access) may not publish to the topic: give a token or user with write access"
 	}
+	return httpcall.Refused(resp, code, ans.Error, hint)
 }

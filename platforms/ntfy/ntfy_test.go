@@ -122,6 +122,9 @@ func TestErrorClasses(t *testing.T) {
 		{"ntfy's 500 is uncertain", func(f *fake.Ntfy) {
 			f.Fail(fake.NtfyFault(500, 50001, "internal server error"))
 		}, push.Uncertain, "internal server error (code 50001)", 1},
+		{"a proxy's 429 is retried", func(f *fake.Ntfy) {
+			f.Fail(fake.Fault{Status: 429, Body: "<html>Too Many Requests</html>"})
+		}, push.Succeeded, "", 2},
 		{"a gateway's 502 is uncertain", func(f *fake.Ntfy) {
 			f.Fail(fake.Fault{Status: 502, Body: "<html>Bad Gateway</html>"})
 		}, push.Uncertain, "HTTP 502", 1},

@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
@@ -58,6 +57,7 @@ type Provider struct {
 	client  *httpcall.Client
 	tokenRe *regexp.Regexp
 	topicRe *regexp.Regexp
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var _ push.Platform = (*Provider)(nil)
@@ -115,11 +115,7 @@ func body(c Config, m push.Message) request {
 		r.Template = "markdown"
 	case push.Image:
 		r.Template = "markdown"
-		caption := msgtext.Caption(m)
-		r.Content = msgtext.MarkdownImage(m.ImageURL, caption)
-		if strings.TrimSpace(m.Content) != "" {
-			r.Content = msgtext.EscapeMarkdown(m.Content) + "\n\n" + r.Content
-		}
+		r.Content = msgtext.ImageMarkdown(m)
 	}
 	return r
 }
@@ -133,27 +129,19 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	base := DefaultAPIBase
-	if c.APIBase != "" {
-		base = strings.TrimRight(c.APIBase, "/")
-	}
 	// PushPlus reads the body only with Content-Type: application/json,
 	// which PostJSON sets.
-	resp, err := p.client.PostJSON(ctx, base+"/send", body(c, d.Message), http.Header{})
+	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.APIBase, DefaultAPIBase)+"/send", body(c, d.Message), http.Header{})
 	if err != nil {
 		return push.Receipt{}, err
 	}
 	var ans answer
-	jerr := json.Unmarshal(resp.Body, &ans)
-	if jerr != nil || ans.Code == nil {
-		if jerr == nil {
-			jerr = fmt.Errorf("no code in the answer")
-		}
-		return push.Receipt{}, httpcall.Foreign(resp, jerr, "pushplus", "PushPlus")
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.Code != nil }, "no code in the answer", "pushplus", "PushPlus"); err != nil {
+		return push.Receipt{}, err
 	}
 	msg := botconfig.Redact(ans.Msg, c.Token)
 	code := strconv.Itoa(*ans.Code)

@@ -49,9 +49,10 @@ const configShape = `{"sendkey": "<SendKey, SCT… or sctp…>", "api_base": "<o
 type Provider struct {
 	shared.NoTargets
 
-	client *httpcall.Client
-	keyRe  *regexp.Regexp
-	v3Re   *regexp.Regexp
+	client  *httpcall.Client
+	keyRe   *regexp.Regexp
+	v3Re    *regexp.Regexp
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var (
@@ -86,17 +87,9 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 // endpoint is where a key's messages go.
 func (p *Provider) endpoint(c Config) string {
 	if m := p.v3Re.FindStringSubmatch(c.SendKey); m != nil {
-		base := "https://" + m[1] + ".push.ft07.com"
-		if c.APIBase != "" {
-			base = strings.TrimRight(c.APIBase, "/")
-		}
-		return base + "/send/" + c.SendKey + ".send"
+		return botconfig.BaseOr(c.APIBase, "https://"+m[1]+".push.ft07.com") + "/send/" + c.SendKey + ".send"
 	}
-	base := DefaultAPIBase
-	if c.APIBase != "" {
-		base = strings.TrimRight(c.APIBase, "/")
-	}
-	return base + "/" + c.SendKey + ".send"
+	return botconfig.BaseOr(c.APIBase, DefaultAPIBase) + "/" + c.SendKey + ".send"
 }
 
 // ValidateConfig implements push.Platform.
@@ -107,27 +100,10 @@ func (p *Provider) ValidateConfig(raw json.RawMessage) error {
 
 // ValidateMessage implements push.Platform: the desp must fit in 32 KB.
 func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
-	if n := len(desp(m)); n > MaxDesp {
+	if n := len(msgtext.Markdown(m)); n > MaxDesp {
 		return push.Errorf(push.Invalid, "content_too_long", "the message is %d bytes as Markdown; ServerChan's limit is %d: shorten it", n, MaxDesp)
 	}
 	return nil
-}
-
-// desp is the Markdown body of a message.
-func desp(m push.Message) string {
-	switch m.Type {
-	case push.Markdown:
-		return m.Content
-	case push.Image:
-		caption := msgtext.Caption(m)
-		img := msgtext.MarkdownImage(m.ImageURL, caption)
-		if strings.TrimSpace(m.Content) == "" {
-			return img
-		}
-		return msgtext.EscapeMarkdown(m.Content) + "\n\n" + img
-	default:
-		return msgtext.EscapeMarkdown(m.Content)
-	}
 }
 
 // answer is ServerChan's reply.
@@ -143,11 +119,11 @@ type answer struct {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	form := url.Values{"title": {msgtext.Title(d.Message, MaxTitle)}, "desp": {desp(d.Message)}}
+	form := url.Values{"title": {msgtext.Title(d.Message, MaxTitle)}, "desp": {msgtext.Markdown(d.Message)}}
 	req, err := http.NewRequest(http.MethodPost, p.endpoint(c), strings.NewReader(form.Encode()))
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "build request: the API URL is not valid")
@@ -158,12 +134,8 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{}, err
 	}
 	var ans answer
-	jerr := json.Unmarshal(resp.Body, &ans)
-	if jerr != nil || ans.Code == nil {
-		if jerr == nil {
-			jerr = fmt.Errorf("no code in the answer")
-		}
-		return push.Receipt{}, httpcall.Foreign(resp, jerr, "serverchan", "ServerChan")
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.Code != nil }, "no code in the answer", "serverchan", "ServerChan"); err != nil {
+		return push.Receipt{}, err
 	}
 	msg := botconfig.Redact(ans.Message, c.SendKey)
 	if *ans.Code != 0 {

@@ -65,8 +65,9 @@ const configShape = `{"webhook_url": "<incoming webhook URL>", "flavor": "slack"
 type Provider struct {
 	shared.NoTargets
 
-	client *httpcall.Client
-	pacer  *pacing.Pacer
+	client  *httpcall.Client
+	pacer   *pacing.Pacer
+	configs botconfig.Cache[Config] // parsed once per bot, not at every send
 }
 
 var (
@@ -117,7 +118,7 @@ func (p *Provider) ValidateMessage(push.Message, push.TargetType) error { return
 // ValidateBotMessage implements push.BotMessageValidator: the payload must
 // fit the flavor's limits.
 func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ push.TargetType) error {
-	c, err := p.parseConfig(raw)
+	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil {
 		return err
 	}
@@ -178,18 +179,7 @@ type attachment struct {
 func payload(flavor string, m push.Message) message {
 	switch flavor {
 	case FlavorMattermost:
-		switch m.Type {
-		case push.Markdown:
-			return message{Text: m.Content}
-		case push.Image:
-			t := msgtext.MarkdownImage(m.ImageURL, msgtext.Caption(m))
-			if strings.TrimSpace(m.Content) != "" {
-				t = msgtext.EscapeMarkdown(m.Content) + "\n\n" + t
-			}
-			return message{Text: t}
-		default:
-			return message{Text: msgtext.EscapeMarkdown(m.Content)}
-		}
+		return message{Text: msgtext.Markdown(m)}
 	case FlavorRocketChat:
 		// Rocket.Chat renders every message with its own Markdown parser;
 		// text is sent as written.
@@ -223,7 +213,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 	if p.pacer == nil {
 		return 0
 	}
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil || c.Flavor != FlavorSlack {
 		return 0
 	}
@@ -232,7 +222,7 @@ func (p *Provider) Pace(d push.Delivery) time.Duration {
 
 // Send implements push.Platform.
 func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.parseConfig(d.Bot.Config)
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
@@ -277,40 +267,42 @@ func snippet(b []byte) string {
 	return msgtext.Truncate(s, 200)
 }
 
-// statusError classifies a failed answer by its status: 429 may be tried
-// again after Retry-After, 5xx is uncertain, any other status a refusal.
+// statusError classifies a failed answer by its status (httpcall.Refused);
+// a 429 without Retry-After waits for Slack's one message a second.
 func statusError(resp *httpcall.Response, code, msg, hint string) error {
-	switch {
-	case resp.Status == http.StatusTooManyRequests:
-		wait := httpcall.RetryAfter(resp.Header)
-		if wait == 0 {
-			wait = slackEvery
-		}
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: wait}
-	case resp.Status >= 500:
-		return &push.SendError{Outcome: push.OutcomeUncertain, Code: code, Message: msg}
+	se := httpcall.Refused(resp, code, msg, hint)
+	if se.Outcome == push.OutcomeRetryable && se.RetryAfter == 0 {
+		se.RetryAfter = slackEvery
 	}
-	if hint != "" {
-		msg += ": " + hint
+	return se
+}
+
+// okAnswer reads the 2xx answer of Slack and Mattermost: "ok".
+func okAnswer(resp *httpcall.Response) error {
+	if strings.TrimSpace(string(resp.Body)) == "ok" {
+		return nil
 	}
-	return push.DefinitiveError(code, "%s", msg)
+	return httpcall.Unreadable(resp, fmt.Errorf("the answer is not \"ok\": %q", snippet(resp.Body)))
+}
+
+// foreign classifies a failed answer that is not the service's own error
+// (a proxy's page, an empty body): a 5xx is a gateway's failure, any other
+// status is classified by statusError with the start of the body.
+func foreign(resp *httpcall.Response) error {
+	if resp.Status >= 500 {
+		return httpcall.GatewayFailure(resp)
+	}
+	return statusError(resp, strconv.Itoa(resp.Status), "HTTP "+strconv.Itoa(resp.Status)+" "+snippet(resp.Body), "")
 }
 
 // slackResult reads Slack's answer: "ok", or a plain-text error code.
 func slackResult(resp *httpcall.Response) error {
-	body := strings.TrimSpace(string(resp.Body))
 	if resp.Status >= 200 && resp.Status < 300 {
-		if body == "ok" {
-			return nil
-		}
-		return httpcall.Unreadable(resp, fmt.Errorf("the answer is not \"ok\": %q", snippet(resp.Body)))
+		return okAnswer(resp)
 	}
-	code := body
+	code := strings.TrimSpace(string(resp.Body))
 	if code == "" || strings.ContainsAny(code, " <") {
-		if resp.Status >= 500 {
-			return httpcall.GatewayFailure(resp)
-		}
-		code = strconv.Itoa(resp.Status)
+		return foreign(resp)
 	}
 	hint := ""
 	switch code {
@@ -325,20 +317,14 @@ func slackResult(resp *httpcall.Response) error {
 // mattermostResult reads Mattermost's answer: "ok", or an app error.
 func mattermostResult(resp *httpcall.Response) error {
 	if resp.Status >= 200 && resp.Status < 300 {
-		if strings.TrimSpace(string(resp.Body)) == "ok" {
-			return nil
-		}
-		return httpcall.Unreadable(resp, fmt.Errorf("the answer is not \"ok\": %q", snippet(resp.Body)))
+		return okAnswer(resp)
 	}
 	var ae struct {
 		ID      string `json:"id"`
 		Message string `json:"message"`
 	}
 	if json.Unmarshal(resp.Body, &ae) != nil || ae.Message == "" {
-		if resp.Status >= 500 {
-			return httpcall.GatewayFailure(resp)
-		}
-		return statusError(resp, strconv.Itoa(resp.Status), "HTTP "+strconv.Itoa(resp.Status)+" "+snippet(resp.Body), "")
+		return foreign(resp)
 	}
 	hint := ""
 	if ae.ID == "web.incoming_webhook.invalid.app_error" {
@@ -367,10 +353,7 @@ func rocketChatResult(resp *httpcall.Response) error {
 		return push.DefinitiveError(strconv.Itoa(resp.Status), "%s", msgtext.Or(ans.Error, "refused"))
 	}
 	if jerr != nil || ans.Error == "" {
-		if resp.Status >= 500 {
-			return httpcall.GatewayFailure(resp)
-		}
-		return statusError(resp, strconv.Itoa(resp.Status), "HTTP "+strconv.Itoa(resp.Status)+" "+snippet(resp.Body), "")
+		return foreign(resp)
 	}
 	hint := ""
 	if resp.Status == http.StatusNotFound || strings.Contains(strings.ToLower(ans.Error), "token") {
