@@ -261,14 +261,7 @@ func (q *Redis) Stop(ctx context.Context) error {
 		return nil
 	}
 	srv.Stop() // no new tasks
-	var err error
-	select {
-	case <-q.busy.idle():
-	case <-ctx.Done():
-		err = fmt.Errorf("queue: stopped running jobs after the drain timeout: %w", ctx.Err())
-	}
-	q.cancel()
-	<-q.busy.idle()
+	err := drain(ctx, q.busy.idle, q.cancel)
 	srv.Shutdown()
 	return err
 }
