@@ -450,7 +450,7 @@ func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to Stat
 		}
 	}
 	if to.Settled() {
-		ev.settled = append(ev.settled, settledJob{platform: nj.Platform, state: to, job: nj})
+		ev.settled = append(ev.settled, nj)
 	}
 	return nj, nil
 }
