@@ -2,7 +2,6 @@ package push
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -27,8 +26,7 @@ type authCache struct {
 	epocher AuthEpocher
 	recheck time.Duration // how long a read epoch is trusted; 0: read it for every request
 
-	mu      sync.RWMutex
-	entries map[string]authEntry // by key hash
+	entries memo[string, authEntry] // by key hash
 
 	lastEpoch atomic.Int64
 	lastRead  atomic.Int64 // Unix ns of the last epoch read; 0: none
@@ -39,7 +37,9 @@ func newAuthCache(store Store, recheck time.Duration) *authCache {
 	if !ok {
 		return nil // the store cannot tell of revocations: no cache
 	}
-	return &authCache{epocher: ep, recheck: recheck, entries: make(map[string]authEntry)}
+	c := &authCache{epocher: ep, recheck: recheck}
+	c.entries.init(maxAuthEntries, nil)
+	return c
 }
 
 // epoch returns the store's current auth epoch (or the one read within
@@ -61,29 +61,18 @@ func (c *authCache) epoch(ctx context.Context) (int64, error) {
 
 // get returns the principal of a cached key valid under epoch at now.
 func (c *authCache) get(hash string, epoch int64, now time.Time) (Principal, bool) {
-	c.mu.RLock()
-	e, ok := c.entries[hash]
-	c.mu.RUnlock()
+	e, ok := c.entries.get(hash)
 	if !ok || e.epoch != epoch || !e.expiresAt.IsZero() && !now.Before(e.expiresAt) {
 		return Principal{}, false
 	}
 	return e.principal, true
 }
 
-func (c *authCache) put(hash string, e authEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) >= maxAuthEntries {
-		clear(c.entries)
-	}
-	c.entries[hash] = e
-}
+func (c *authCache) put(hash string, e authEntry) { c.entries.put(hash, e) }
 
 // forget ends every entry at once (this process changed a key or an
 // account).
 func (c *authCache) forget() {
-	c.mu.Lock()
-	clear(c.entries)
-	c.mu.Unlock()
+	c.entries.forget()
 	c.lastRead.Store(0)
 }

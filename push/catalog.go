@@ -1,9 +1,6 @@
 package push
 
-import (
-	"context"
-	"sync"
-)
+import "context"
 
 // maxCatalogEntries bounds each of the catalog's maps; a full map starts
 // afresh.
@@ -13,14 +10,13 @@ const maxCatalogEntries = 10000
 // change once created (there is no update or delete), so an entry is
 // never stale; a missing one is read again.
 type catalog struct {
-	mu      sync.RWMutex
-	bots    map[int64]Bot
-	targets map[int64]Target
+	bots    memo[int64, Bot]
+	targets memo[int64, Target]
 }
 
 func (c *catalog) init() {
-	c.bots = make(map[int64]Bot)
-	c.targets = make(map[int64]Target)
+	c.bots.init(maxCatalogEntries, nil)
+	c.targets.init(maxCatalogEntries, nil)
 }
 
 // reader reads bots and targets: the store, or a transaction.
@@ -31,42 +27,10 @@ type reader interface {
 
 // bot returns a bot from the catalog, or reads it through r.
 func (c *catalog) bot(ctx context.Context, r reader, id int64) (Bot, error) {
-	c.mu.RLock()
-	b, ok := c.bots[id]
-	c.mu.RUnlock()
-	if ok {
-		return b, nil
-	}
-	b, err := r.Bot(ctx, id)
-	if err != nil {
-		return b, err
-	}
-	c.mu.Lock()
-	if len(c.bots) >= maxCatalogEntries {
-		clear(c.bots)
-	}
-	c.bots[id] = b
-	c.mu.Unlock()
-	return b, nil
+	return c.bots.load(id, func() (Bot, error) { return r.Bot(ctx, id) })
 }
 
 // target returns a target from the catalog, or reads it through r.
 func (c *catalog) target(ctx context.Context, r reader, id int64) (Target, error) {
-	c.mu.RLock()
-	t, ok := c.targets[id]
-	c.mu.RUnlock()
-	if ok {
-		return t, nil
-	}
-	t, err := r.Target(ctx, id)
-	if err != nil {
-		return t, err
-	}
-	c.mu.Lock()
-	if len(c.targets) >= maxCatalogEntries {
-		clear(c.targets)
-	}
-	c.targets[id] = t
-	c.mu.Unlock()
-	return t, nil
+	return c.targets.load(id, func() (Target, error) { return r.Target(ctx, id) })
 }

@@ -288,24 +288,21 @@ func (e *Engine) recoverStale(ctx context.Context) error {
 	limit := e.staleAfter()
 	msg := fmt.Sprintf("the worker sending the job stopped (no outcome after %s); delivery is unknown: check the platform, then resolve the job", limit)
 	for _, j := range jobs {
-		if now.Sub(j.StartedAt) < limit {
+		if j.State != Running || now.Sub(j.StartedAt) < limit {
 			continue
 		}
-		var moved bool
+		// The move is a compare-and-set from running: a job that settled
+		// since it was read is a Conflict and is left alone (a job is
+		// running once only, so one still running is still that run).
 		err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
-			moved = false
-			cur, err := tx.Job(ctx, j.ID)
-			if err != nil || cur.State != Running || !cur.StartedAt.Equal(j.StartedAt) {
-				return err
-			}
-			_, err = e.settle(ctx, tx, ev, cur, Uncertain, msg, "", now)
-			moved = err == nil
+			_, err := e.settle(ctx, tx, ev, j, Uncertain, msg, "", now)
 			return err
 		})
-		if err != nil && !IsKind(err, Conflict) {
+		switch {
+		case IsKind(err, Conflict):
+		case err != nil:
 			return fmt.Errorf("push: recover stale job %s: %w", j.ID, err)
-		}
-		if moved {
+		default:
 			e.log.Warn("a job running past any worker's time limit is now uncertain", "job", j.ID, "started", j.StartedAt)
 			e.notify(ctx, j.ID)
 		}
@@ -453,7 +450,7 @@ func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to Stat
 		}
 	}
 	if to.Settled() {
-		ev.settled = append(ev.settled, settledJob{platform: nj.Platform, state: to, job: nj})
+		ev.settled = append(ev.settled, nj)
 	}
 	return nj, nil
 }

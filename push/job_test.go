@@ -73,7 +73,7 @@ func TestNewJobID(t *testing.T) {
 		if !ValidJobID(id) {
 			t.Fatalf("NewJobID() = %q, not a valid job id", id)
 		}
-		if id[14] != '7' || !stringsContainsByte("89ab", id[19]) {
+		if id[14] != '7' || strings.IndexByte("89ab", id[19]) < 0 {
 			t.Fatalf("NewJobID() = %q, not a version 7 variant 1 UUID", id)
 		}
 		ms, err := strconv.ParseInt(strings.ReplaceAll(id[:13], "-", ""), 16, 64)
@@ -89,15 +89,6 @@ func TestNewJobID(t *testing.T) {
 		seen[id] = true
 		prev = id
 	}
-}
-
-func stringsContainsByte(s string, c byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return true
-		}
-	}
-	return false
 }
 
 func TestValidJobID(t *testing.T) {

@@ -51,23 +51,17 @@ func (NopObserver) Replay(RequestKind) {}
 // RateLimited implements Observer.
 func (NopObserver) RateLimited() {}
 
-// settledJob is one move to a settled state made in a transaction.
-type settledJob struct {
-	platform string
-	state    State
-	job      Job // as it stands after the move
-}
-
 // txEvents collects what one transaction settled and refunded, so that
 // the observer hears of it only once the transaction committed (and once,
 // however often the store retried the transaction).
 type txEvents struct {
-	settled  []settledJob
+	settled  []Job // as they stand after their move to a settled state
 	refunded int64
 }
 
-// update runs fn in one store transaction and reports its events to the
-// observer when it commits.
+// update runs fn in one store transaction and, when it commits, reports
+// its events to the observer and hands the jobs it settled to this
+// process's waiting requests.
 func (e *Engine) update(ctx context.Context, fn func(ctx context.Context, tx Tx, ev *txEvents) error) error {
 	var ev txEvents
 	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
@@ -77,9 +71,9 @@ func (e *Engine) update(ctx context.Context, fn func(ctx context.Context, tx Tx,
 	if err != nil {
 		return err
 	}
-	for _, s := range ev.settled {
-		e.obs.JobSettled(s.platform, s.state)
-		e.handoff.put(s.job)
+	for _, j := range ev.settled {
+		e.obs.JobSettled(j.Platform, j.State)
+		e.handoff.put(j)
 	}
 	if ev.refunded > 0 {
 		e.obs.PointsRefunded(ev.refunded)

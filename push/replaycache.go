@@ -1,13 +1,11 @@
 package push
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
-// maxReplayEntries bounds the replay cache; when it is full it starts
-// afresh.
-const maxReplayEntries = 4096
+// maxReplayJobs bounds the replay cache by the jobs its answers hold (a
+// batch's answer holds up to Limits.MaxTargets jobs, each with its
+// message); when it is full it starts afresh.
+const maxReplayJobs = 4096
 
 // replayCache remembers the answer to a replayed request whose jobs are
 // all final. Such an answer can never change: an idempotency record is
@@ -16,8 +14,7 @@ const maxReplayEntries = 4096
 // store, until the record's retention ends (then the sweeper deletes it
 // and the key may be used anew).
 type replayCache struct {
-	mu      sync.RWMutex
-	entries map[replayKey]replayEntry
+	entries memo[replayKey, replayEntry]
 }
 
 type replayKey struct {
@@ -30,14 +27,14 @@ type replayEntry struct {
 	jobs []Job
 }
 
-func (c *replayCache) init() { c.entries = make(map[replayKey]replayEntry) }
+func (c *replayCache) init() {
+	c.entries.init(maxReplayJobs, func(e replayEntry) int { return len(e.jobs) })
+}
 
 // get returns the record and final jobs of the account's key, if cached and
 // the record's retention (ttl) has not ended at now.
 func (c *replayCache) get(account int64, key string, now time.Time, ttl time.Duration) (IdempotencyRecord, []Job, bool) {
-	c.mu.RLock()
-	e, ok := c.entries[replayKey{account, key}]
-	c.mu.RUnlock()
+	e, ok := c.entries.get(replayKey{account, key})
 	if !ok || !now.Before(e.rec.CreatedAt.Add(ttl)) {
 		return IdempotencyRecord{}, nil, false
 	}
@@ -51,10 +48,5 @@ func (c *replayCache) put(rec IdempotencyRecord, jobs []Job) {
 			return
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) >= maxReplayEntries {
-		clear(c.entries)
-	}
-	c.entries[replayKey{rec.AccountID, rec.Key}] = replayEntry{rec: rec, jobs: append([]Job(nil), jobs...)}
+	c.entries.put(replayKey{rec.AccountID, rec.Key}, replayEntry{rec: rec, jobs: append([]Job(nil), jobs...)})
 }

@@ -166,13 +166,5 @@ func (q *Memory) Stop(ctx context.Context) error {
 	q.mu.Unlock()
 	done := make(chan struct{})
 	go func() { q.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		q.cancel()
-		return nil
-	case <-ctx.Done():
-		q.cancel()
-		<-done
-		return fmt.Errorf("queue: stopped running jobs after the drain timeout: %w", ctx.Err())
-	}
+	return drain(ctx, func() <-chan struct{} { return done }, q.cancel)
 }

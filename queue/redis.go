@@ -147,14 +147,11 @@ func (q *Redis) enqueue(ctx context.Context, id string) error {
 		_, err := q.client.EnqueueContext(ctx, asynq.NewTask(taskType, []byte(id)),
 			asynq.TaskID(id), asynq.Queue(q.opts.Namespace), asynq.MaxRetry(q.opts.MaxRetry),
 			asynq.Timeout(q.opts.Timeout), asynq.Retention(q.opts.Retention))
-		if err == nil || attempt > 0 {
-			if errors.Is(err, asynq.ErrTaskIDConflict) || errors.Is(err, asynq.ErrDuplicateTask) {
-				return nil
-			}
-			return err
-		}
 		if !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
 			return err
+		}
+		if attempt > 0 {
+			return nil // enqueued again by another node meanwhile
 		}
 		info, err := q.inspector.GetTaskInfo(q.opts.Namespace, id)
 		switch {
@@ -261,14 +258,7 @@ func (q *Redis) Stop(ctx context.Context) error {
 		return nil
 	}
 	srv.Stop() // no new tasks
-	var err error
-	select {
-	case <-q.busy.idle():
-	case <-ctx.Done():
-		err = fmt.Errorf("queue: stopped running jobs after the drain timeout: %w", ctx.Err())
-	}
-	q.cancel()
-	<-q.busy.idle()
+	err := drain(ctx, q.busy.idle, q.cancel)
 	srv.Shutdown()
 	return err
 }

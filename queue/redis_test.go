@@ -106,6 +106,20 @@ func (r *recorder) count(id string) int {
 	return r.seen[id]
 }
 
+// runOne starts q with a recorder of fn and enqueues one new id.
+func runOne(t *testing.T, q *queue.Redis, fn func(ctx context.Context, id string, n int) error) (*recorder, string) {
+	t.Helper()
+	rec := newRecorder(fn)
+	if err := q.Start(rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	id := push.NewJobID()
+	if err := q.Enqueue(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	return rec, id
+}
+
 // wait returns the ids handled successfully until n have been, or fails.
 func (r *recorder) wait(t *testing.T, n int, timeout time.Duration) []string {
 	t.Helper()
@@ -199,19 +213,12 @@ func TestRedisQueueDeferral(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ns := testkit.RandomName("q_")
 		q := newQueue(t, rdb, 2, ns) // MaxRetry 3
-		rec := newRecorder(func(_ context.Context, id string, n int) error {
+		rec, id := runOne(t, q, func(_ context.Context, id string, n int) error {
 			if n <= 8 {
 				return &push.DeferError{JobID: id, After: 30 * time.Millisecond}
 			}
 			return nil
 		})
-		if err := q.Start(rec.handle); err != nil {
-			t.Fatal(err)
-		}
-		id := push.NewJobID()
-		if err := q.Enqueue(ctx, id); err != nil {
-			t.Fatal(err)
-		}
 		rec.wait(t, 1, 20*time.Second)
 		if n := rec.count(id); n != 9 {
 			t.Fatalf("handled %d times, want 9 (8 deferrals, then done)", n)
@@ -226,20 +233,12 @@ func TestRedisQueueDeferral(t *testing.T) {
 // down) hands the id back after a backoff; the job is not lost.
 func TestRedisQueueRetriesFailures(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
-		q := newQueue(t, rdb, 1, testkit.RandomName("q_"))
-		rec := newRecorder(func(_ context.Context, _ string, n int) error {
+		rec, id := runOne(t, newQueue(t, rdb, 1, testkit.RandomName("q_")), func(_ context.Context, _ string, n int) error {
 			if n < 3 {
 				return push.Errorf(push.Unavailable, "database_unavailable", "down")
 			}
 			return nil
 		})
-		if err := q.Start(rec.handle); err != nil {
-			t.Fatal(err)
-		}
-		id := push.NewJobID()
-		if err := q.Enqueue(ctx, id); err != nil {
-			t.Fatal(err)
-		}
 		rec.wait(t, 1, 20*time.Second)
 		if n := rec.count(id); n != 3 {
 			t.Fatalf("handled %d times, want 3", n)
@@ -254,19 +253,12 @@ func TestRedisQueueArchivedIsEnqueuedAgain(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ns := testkit.RandomName("q_")
 		q := newQueue(t, rdb, 1, ns) // MaxRetry 3: four runs
-		rec := newRecorder(func(_ context.Context, _ string, n int) error {
+		rec, id := runOne(t, q, func(_ context.Context, _ string, n int) error {
 			if n <= 4 {
 				return errors.New("failing")
 			}
 			return nil
 		})
-		if err := q.Start(rec.handle); err != nil {
-			t.Fatal(err)
-		}
-		id := push.NewJobID()
-		if err := q.Enqueue(ctx, id); err != nil {
-			t.Fatal(err)
-		}
 		waitState(t, rdb, ns, id, asynq.TaskStateArchived)
 		if err := q.Enqueue(ctx, id); err != nil {
 			t.Fatal(err)
