@@ -149,7 +149,7 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 	var fixed int
 	err := s.runTx(ctx, func(ctx context.Context, q queries) error {
 		fixed = 0
-		if s.dialect.name == "postgres" {
+		if s.dialect.lockReads {
 			if _, err := q.w.ExecContext(ctx, "LOCK TABLE backlog IN SHARE ROW EXCLUSIVE MODE"); err != nil {
 				return q.fail(err, "lock backlog counters")
 			}

@@ -88,7 +88,8 @@ func postgresDialect() dialect {
 			var ce *pgconn.ConnectError
 			return errors.As(err, &ce)
 		},
-		forUpdate: true,
+		lockReads:    true,
+		placeholders: dollarPlaceholders,
 	}
 }
 

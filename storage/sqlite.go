@@ -29,8 +29,10 @@ func sqlitePragmas() []string {
 
 func sqliteDialect() dialect {
 	return dialect{
-		name: "sqlite",
-		ID:   "INTEGER PRIMARY KEY AUTOINCREMENT",
+		name:         "sqlite",
+		ID:           "INTEGER PRIMARY KEY AUTOINCREMENT",
+		lastInsertID: true,
+		inProcess:    true,
 		isUnique: func(err error) bool {
 			var se *sqlite.Error
 			if errors.As(err, &se) {

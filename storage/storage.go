@@ -24,12 +24,12 @@ type Store struct {
 	closers []func() error
 	sealer  *Sealer // seals bot configs at rest; nil stores them as given
 
-	commit    *committer // group commit of write transactions (SQLite); nil: one database transaction each
-	stmts     stmtCache
-	pgQueries sync.Map // statement text → the same with PostgreSQL placeholders
-	closeOnce sync.Once
-	closeErr  error
-	retried   atomic.Int64 // transactions run again after the database aborted them
+	commit        *committer // group commit of write transactions (SQLite); nil: one database transaction each
+	stmts         stmtCache
+	nativeQueries sync.Map // statement text → the same with the database's placeholders
+	closeOnce     sync.Once
+	closeErr      error
+	retried       atomic.Int64 // transactions run again after the database aborted them
 }
 
 var _ push.Store = (*Store)(nil)
