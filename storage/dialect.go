@@ -12,7 +12,6 @@ import (
 // migrations, how driver errors are classified, and what the queries must
 // do differently.
 type dialect struct {
-	name string
 	// ID is the column type of an auto-increment primary key.
 	ID string
 	// isUnique reports a unique-constraint violation.
@@ -41,6 +40,10 @@ type dialect struct {
 	// inProcess says that the database runs in the process, where a
 	// statement is over in microseconds (see queries.quick).
 	inProcess bool
+	// migrationLock and migrationUnlock take and release a session lock
+	// that serializes migrating among processes; "" where the migrations'
+	// own transactions do.
+	migrationLock, migrationUnlock string
 }
 
 // classify turns driver errors into engine errors: a unique violation is a

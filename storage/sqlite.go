@@ -29,7 +29,6 @@ func sqlitePragmas() []string {
 
 func sqliteDialect() dialect {
 	return dialect{
-		name:         "sqlite",
 		ID:           "INTEGER PRIMARY KEY AUTOINCREMENT",
 		lastInsertID: true,
 		inProcess:    true,
