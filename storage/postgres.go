@@ -99,7 +99,8 @@ func postgresDialect() dialect {
 }
 
 // pgIsDown reports errors that mean the database cannot be reached or
-// the connection was lost: the operation did not complete.
+// the connection was lost: the operation did not complete. (A failure to
+// connect is the dialect's cannotConnect, which classify asks first.)
 func pgIsDown(err error) bool {
 	code := pgCode(err)
 	switch {
@@ -110,10 +111,9 @@ func pgIsDown(err error) bool {
 	case code != "":
 		return false
 	}
-	var ce *pgconn.ConnectError
 	var ne net.Error
 	switch {
-	case errors.As(err, &ce), errors.As(err, &ne):
+	case errors.As(err, &ne):
 		return true
 	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, pgconn.ErrConnClosed):
