@@ -45,9 +45,9 @@ func eachBackend(t *testing.T, test func(t *testing.T, dsn string)) {
 	}
 }
 
-func open(t *testing.T, dsn string) *storage.Store {
+func open(t *testing.T, dsn string, opts ...storage.Option) *storage.Store {
 	t.Helper()
-	s, err := storage.Open(ctx, dsn)
+	s, err := storage.Open(ctx, dsn, opts...)
 	if err != nil {
 		t.Fatalf("open %s: %v", storage.Redact(dsn), err)
 	}
