@@ -276,6 +276,54 @@ func TestStoreMoveJobCompareAndSet(t *testing.T) {
 	})
 }
 
+// TestStoreMoveJobFromKnownJob: a move that carries the job as it stood
+// returns the moved job without reading the row back; what it returns is
+// what the row holds.
+func TestStoreMoveJobFromKnownJob(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 100)
+		// Instants between milliseconds, in another zone than UTC: the row
+		// keeps milliseconds in UTC, and so must the returned job.
+		at := t0.Add(1500*time.Microsecond + 7).In(time.FixedZone("X", 3600))
+		lives := [][]push.JobMove{
+			{
+				{To: push.Running, At: at},
+				{To: push.Uncertain, At: at.Add(time.Second), Error: "timed out", PlatformIndex: "42:7"},
+				{To: push.Succeeded, At: at.Add(2 * time.Second)}, // keeps the index, clears the error
+			},
+			{
+				{To: push.Running, At: at},
+				{To: push.Failed, At: at.Add(time.Second), Error: "chat not found"},
+			},
+			{
+				{To: push.Canceled, At: at, Error: "canceled"},
+			},
+		}
+		for _, life := range lives {
+			j := newJob(a, b, tg, "x")
+			j.CreatedAt, j.UpdatedAt, j.ExpiresAt = at, at, at.Add(time.Hour)
+			createJobs(t, s, j)
+			cur := *j // as the caller made it, not as stored
+			for _, m := range life {
+				m.ID, m.From, m.Job = j.ID, cur.State, &cur
+				moved, err := s.MoveJob(ctx, m)
+				if err != nil {
+					t.Fatalf("move %s → %s: %v", m.From, m.To, err)
+				}
+				stored, err := s.Job(ctx, j.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(stored, moved); diff != "" {
+					t.Fatalf("move %s → %s returned (-stored +returned):\n%s", m.From, m.To, diff)
+				}
+				cur = moved
+			}
+		}
+	})
+}
+
 // TestStoreChargeAndRefundOnce: concurrent charges never take the balance
 // below zero, and a job is refunded once however often it is asked.
 func TestStoreChargeAndRefundOnce(t *testing.T) {
