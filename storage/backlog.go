@@ -77,6 +77,8 @@ func (q queries) addBacklog(ctx context.Context, botID int64, n, max int) (bool,
 			return false, nil // the counter exists: the limit refused
 		}
 		// No row matched: the counter is full, or does not exist yet.
+		// The UPDATE runs again even when this INSERT finds the row: on
+		// PostgreSQL another transaction may have created it since.
 		if _, err := q.exec(ctx, createBacklogSQL, botID); err != nil {
 			return false, q.fail(err, "create backlog counter")
 		}

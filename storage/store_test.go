@@ -420,6 +420,14 @@ func TestStoreBacklogExact(t *testing.T) {
 		if n, _ := s.Backlog(ctx, 0); n != total-1 {
 			t.Fatalf("total %d after a refused reservation, want %d", n, total-1)
 		}
+		// A bot's first reservation, over its limit, is refused too.
+		err = s.ReserveBacklog(ctx, map[int64]int{99: perBot + 1}, perBot, 10*total)
+		if push.ReasonOf(err) != "backlog_full" {
+			t.Fatalf("first reservation over the limit: %v, want backlog_full", err)
+		}
+		if n, _ := s.Backlog(ctx, 0); n != total-1 {
+			t.Fatalf("total %d after a refused first reservation, want %d", n, total-1)
+		}
 	})
 }
 
