@@ -218,6 +218,61 @@ func TestStoreCRUD(t *testing.T) {
 	})
 }
 
+// TestStoreAuthEpoch: every change that can end a key's validity (a
+// status change, a revocation) moves the auth epoch once, in its own
+// transaction; a change that did not happen does not.
+func TestStoreAuthEpoch(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, _, _ := seed(t, s, 0)
+		k := push.APIKey{AccountID: a.ID, Prefix: "hrd", Hash: "h", CreatedAt: t0}
+		if err := s.CreateAPIKey(ctx, &k); err != nil {
+			t.Fatal(err)
+		}
+		epoch := func() int64 {
+			t.Helper()
+			n, err := s.AuthEpoch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		e0 := epoch()
+		boom := errors.New("boom")
+		steps := []struct {
+			name string
+			op   func() error
+			move int64
+		}{
+			{"suspend", func() error { return s.SetAccountStatus(ctx, a.ID, push.AccountSuspended) }, 1},
+			{"status of a missing account", func() error { _ = s.SetAccountStatus(ctx, 9999, push.AccountActive); return nil }, 0},
+			{"revoke", func() error { return s.RevokeAPIKey(ctx, k.ID, t0) }, 1},
+			{"revoke again", func() error { return s.RevokeAPIKey(ctx, k.ID, t0) }, 0},
+			{"status change rolled back", func() error {
+				err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+					if err := tx.SetAccountStatus(ctx, a.ID, push.AccountActive); err != nil {
+						return err
+					}
+					return boom
+				})
+				if !errors.Is(err, boom) {
+					return err
+				}
+				return nil
+			}, 0},
+		}
+		for _, st := range steps {
+			if err := st.op(); err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			if e := epoch(); e != e0+st.move {
+				t.Fatalf("%s: epoch %d → %d, want a move of %d", st.name, e0, e, st.move)
+			}
+			e0 += st.move
+		}
+	})
+}
+
 // TestStoreIdempotencyDuplicate: two transactions that create one
 // (account, key) record at once: one commits, the other fails as a
 // Conflict with reason duplicate (the engine then replays) and leaves
