@@ -65,7 +65,7 @@ func (q queries) SetPoints(ctx context.Context, id int64, balance int64, at time
 		// difference from the balance actually replaced.
 		var row accountRow
 		sel := q.w.NewSelect().Model(&row).Where("id = ?", id)
-		if q.store.dialect.forUpdate {
+		if q.store.dialect.lockReads {
 			sel = sel.For("UPDATE")
 		}
 		err := sel.Scan(ctx)

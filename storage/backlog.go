@@ -77,6 +77,8 @@ func (q queries) addBacklog(ctx context.Context, botID int64, n, max int) (bool,
 			return false, nil // the counter exists: the limit refused
 		}
 		// No row matched: the counter is full, or does not exist yet.
+		// The UPDATE runs again even when this INSERT finds the row: on
+		// PostgreSQL another transaction may have created it since.
 		if _, err := q.exec(ctx, createBacklogSQL, botID); err != nil {
 			return false, q.fail(err, "create backlog counter")
 		}
@@ -149,7 +151,7 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 	var fixed int
 	err := s.runTx(ctx, func(ctx context.Context, q queries) error {
 		fixed = 0
-		if s.dialect.name == "postgres" {
+		if s.dialect.lockReads {
 			if _, err := q.w.ExecContext(ctx, "LOCK TABLE backlog IN SHARE ROW EXCLUSIVE MODE"); err != nil {
 				return q.fail(err, "lock backlog counters")
 			}

@@ -195,7 +195,7 @@ func (c *committer) together(batch []*txRequest) ([]error, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := queries{r: tx, w: tx, store: c.s, inTx: true, tx: tx.Tx, txStmts: make(txStmts)}
+	q := c.s.txQueries(tx)
 	results := make([]error, len(batch))
 	for i, r := range batch {
 		if _, err := q.exec(bg, "SAVEPOINT herald_tx"); err != nil {

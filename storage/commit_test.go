@@ -219,5 +219,8 @@ func TestUpdatePanicStaysWithItsCaller(t *testing.T) {
 				t.Errorf("transaction %d: panic %v, error %v, job %v", i, panicked[i], errs[i], err)
 			}
 		}
+		if !storage.IsPostgres(dsn) && storage.GroupedTransactions(s) == 0 {
+			t.Errorf("no transaction was committed together with another: the group commit was not exercised")
+		}
 	})
 }

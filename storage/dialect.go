@@ -9,9 +9,9 @@ import (
 )
 
 // dialect holds what differs between databases: the template data of the
-// migrations and how driver errors are classified.
+// migrations, how driver errors are classified, and what the queries must
+// do differently.
 type dialect struct {
-	name string
 	// ID is the column type of an auto-increment primary key.
 	ID string
 	// isUnique reports a unique-constraint violation.
@@ -26,10 +26,24 @@ type dialect struct {
 	// isRetryable reports a transaction the database aborted to break a
 	// conflict (serialization failure, deadlock): running it again is safe.
 	isRetryable func(error) bool
-	// forUpdate says that reads in read-modify-write transactions must
-	// lock their rows (SELECT … FOR UPDATE): the database runs
+	// lockReads says that read-modify-write transactions must lock what
+	// they read (SELECT … FOR UPDATE, LOCK TABLE): the database runs write
 	// transactions concurrently. SQLite has one writer at a time.
-	forUpdate bool
+	lockReads bool
+	// placeholders rewrites a statement written with ? placeholders into
+	// the database's own; nil when it takes ? as written.
+	placeholders func(query string) string
+	// lastInsertID says that the driver tells the key of a new row as the
+	// last insert id: a plain INSERT then spares the machinery of a
+	// returned row (INSERT … RETURNING).
+	lastInsertID bool
+	// inProcess says that the database runs in the process, where a
+	// statement is over in microseconds (see queries.quick).
+	inProcess bool
+	// migrationLock and migrationUnlock take and release a session lock
+	// that serializes migrating among processes; "" where the migrations'
+	// own transactions do.
+	migrationLock, migrationUnlock string
 }
 
 // classify turns driver errors into engine errors: a unique violation is a

@@ -48,9 +48,7 @@ func (q queries) CreateJobs(ctx context.Context, jobs []*push.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	// SQLite tells the new seq as the last insert id: a plain INSERT
-	// spares the machinery of a returned row.
-	lastID := q.store.dialect.name == "sqlite"
+	lastID := q.store.dialect.lastInsertID
 	query := insertJobReturningSQL
 	if lastID {
 		query = insertJobSQL

@@ -105,9 +105,7 @@ func (s *Store) prepareAll(ctx context.Context) error {
 	}
 	for _, db := range dbs {
 		for _, query := range preparedStatements() {
-			if s.dialect.name == "postgres" {
-				query = s.pgQuery(query)
-			}
+			query = s.native(query)
 			if _, err := s.stmts.prepare(ctx, db, query); err != nil {
 				return fmt.Errorf("storage: prepare %q: %w", query, err)
 			}
@@ -120,9 +118,7 @@ func (s *Store) prepareAll(ctx context.Context) error {
 // q: on the transaction's connection inside a transaction, else on the
 // writer or the reader pool. done releases it.
 func (q queries) stmt(ctx context.Context, write bool, query string) (st *sql.Stmt, done func(), err error) {
-	if q.store.dialect.name == "postgres" {
-		query = q.store.pgQuery(query)
-	}
+	query = q.store.native(query)
 	db := q.store.r.DB
 	if write || q.tx != nil {
 		db = q.store.w.DB
@@ -160,23 +156,27 @@ type txStmts map[string]*sql.Stmt
 
 func noop() {}
 
-// pgQuery returns query with PostgreSQL placeholders, rewritten once.
-func (s *Store) pgQuery(query string) string {
-	if v, ok := s.pgQueries.Load(query); ok {
+// native returns query, written with ? placeholders, with the
+// database's own, rewritten once.
+func (s *Store) native(query string) string {
+	if s.dialect.placeholders == nil {
+		return query
+	}
+	if v, ok := s.nativeQueries.Load(query); ok {
 		return v.(string)
 	}
-	v := dollarPlaceholders(query)
-	s.pgQueries.Store(query, v)
+	v := s.dialect.placeholders(query)
+	s.nativeQueries.Store(query, v)
 	return v
 }
 
 // quick returns the context for a statement that is over in microseconds
-// on SQLite: there, the driver watches a cancelable context with a
+// on a database in the process (SQLite): there, the driver watches a cancelable context with a
 // goroutine of its own per statement, which costs more than the statement.
 // Elsewhere (a database across the network) the caller's context stays,
 // so that a lost connection cannot hold the caller.
 func (q queries) quick(ctx context.Context) context.Context {
-	if q.store.dialect.name == "sqlite" {
+	if q.store.dialect.inProcess {
 		return context.WithoutCancel(ctx)
 	}
 	return ctx

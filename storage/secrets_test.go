@@ -76,7 +76,7 @@ func TestBotConfigsSealedAtRest(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		k1, k2 := storage.NewSecretKey(), storage.NewSecretKey()
 		s1, _ := storage.NewSealer(k1)
-		st := openWith(t, dsn, storage.WithSealer(s1))
+		st := open(t, dsn, storage.WithSealer(s1))
 		secret := "7777:AAH-very-secret-token-0123456789abcdef"
 		a := push.Account{Name: "a", Status: push.AccountActive, CreatedAt: t0}
 		if err := st.CreateAccount(ctx, &a); err != nil {
@@ -98,13 +98,13 @@ func TestBotConfigsSealedAtRest(t *testing.T) {
 			t.Fatalf("Bot = %s, %v", got.Config, err)
 		}
 		// A store without the key refuses rather than handing out ciphertext.
-		bare := openWith(t, dsn)
+		bare := open(t, dsn)
 		if _, err := bare.Bot(ctx, b.ID); push.KindOf(err) != push.Internal {
 			t.Fatalf("Bot without the key = %v, want an internal error", err)
 		}
 		// Rotation: k2 primary, k1 older; everything is re-sealed with k2.
 		s2, _ := storage.NewSealer(k2, k1)
-		rot := openWith(t, dsn, storage.WithSealer(s2))
+		rot := open(t, dsn, storage.WithSealer(s2))
 		rep, err := rot.CheckSecrets(ctx)
 		if err != nil || rep.Bots != 1 || rep.ByKey[storage.KeyID(k1)] != 1 || rep.Unopened != 0 {
 			t.Fatalf("CheckSecrets before rotation = %+v, %v", rep, err)
@@ -116,12 +116,12 @@ func TestBotConfigsSealedAtRest(t *testing.T) {
 			t.Fatalf("a second rotation re-sealed %d configs", n)
 		}
 		only2, _ := storage.NewSealer(k2)
-		after := openWith(t, dsn, storage.WithSealer(only2))
+		after := open(t, dsn, storage.WithSealer(only2))
 		if got, err := after.Bot(ctx, b.ID); err != nil || !strings.Contains(string(got.Config), secret) {
 			t.Fatalf("after rotation, the new key alone: %s, %v", got.Config, err)
 		}
 		old, _ := storage.NewSealer(k1)
-		rep, _ = openWith(t, dsn, storage.WithSealer(old)).CheckSecrets(ctx)
+		rep, _ = open(t, dsn, storage.WithSealer(old)).CheckSecrets(ctx)
 		if rep.Unopened != 1 || rep.FirstFail == nil || !strings.Contains(rep.FirstFail.Error(), storage.KeyID(k2)) {
 			t.Fatalf("CheckSecrets with the old key alone = %+v", rep)
 		}
@@ -133,7 +133,7 @@ func TestBotConfigsSealedAtRest(t *testing.T) {
 func TestSQLiteFileHoldsNoPlainSecret(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "h.db")
 	s, _ := storage.NewSealer(storage.NewSecretKey())
-	st := openWith(t, db, storage.WithSealer(s))
+	st := open(t, db, storage.WithSealer(s))
 	secret := "SECRET-dingtalk-0123456789"
 	a := push.Account{Name: "a", Status: push.AccountActive, CreatedAt: t0}
 	_ = st.CreateAccount(ctx, &a)
@@ -150,14 +150,4 @@ func TestSQLiteFileHoldsNoPlainSecret(t *testing.T) {
 			t.Fatalf("%s holds the plain secret", filepath.Base(f))
 		}
 	}
-}
-
-func openWith(t *testing.T, dsn string, opts ...storage.Option) *storage.Store {
-	t.Helper()
-	s, err := storage.Open(ctx, dsn, opts...)
-	if err != nil {
-		t.Fatalf("open %s: %v", storage.Redact(dsn), err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }

@@ -29,8 +29,9 @@ func sqlitePragmas() []string {
 
 func sqliteDialect() dialect {
 	return dialect{
-		name: "sqlite",
-		ID:   "INTEGER PRIMARY KEY AUTOINCREMENT",
+		ID:           "INTEGER PRIMARY KEY AUTOINCREMENT",
+		lastInsertID: true,
+		inProcess:    true,
 		isUnique: func(err error) bool {
 			var se *sqlite.Error
 			if errors.As(err, &se) {
@@ -55,11 +56,12 @@ func sqliteDSN(path string) (dsn string, memory bool, err error) {
 	if path == "" {
 		return "", false, errors.New("storage: empty database path")
 	}
-	var q url.Values
-	if path == ":memory:" {
-		// A private in-memory database lives as long as its one connection.
-		return "file::memory:?_txlock=immediate&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)", true, nil
+	// A private in-memory database lives as long as its one connection.
+	private := path == ":memory:"
+	if private {
+		path = "file::memory:"
 	}
+	var q url.Values
 	base := path
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		base = path[:i]
@@ -72,7 +74,7 @@ func sqliteDSN(path string) (dsn string, memory bool, err error) {
 	if !strings.HasPrefix(base, "file:") {
 		base = "file:" + base
 	}
-	memory = q.Get("mode") == "memory"
+	memory = private || q.Get("mode") == "memory"
 	if len(q["_pragma"]) == 0 {
 		for _, p := range sqlitePragmas() {
 			if memory && strings.HasPrefix(p, "journal_mode") {

@@ -24,12 +24,12 @@ type Store struct {
 	closers []func() error
 	sealer  *Sealer // seals bot configs at rest; nil stores them as given
 
-	commit    *committer // group commit of write transactions (SQLite); nil: one database transaction each
-	stmts     stmtCache
-	pgQueries sync.Map // statement text → the same with PostgreSQL placeholders
-	closeOnce sync.Once
-	closeErr  error
-	retried   atomic.Int64 // transactions run again after the database aborted them
+	commit        *committer // group commit of write transactions (SQLite); nil: one database transaction each
+	stmts         stmtCache
+	nativeQueries sync.Map // statement text → the same with the database's placeholders
+	closeOnce     sync.Once
+	closeErr      error
+	retried       atomic.Int64 // transactions run again after the database aborted them
 }
 
 var _ push.Store = (*Store)(nil)
@@ -115,7 +115,7 @@ func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, q querie
 func (s *Store) runTxDirect(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return fn(ctx, queries{r: tx, w: tx, store: s, inTx: true, tx: tx.Tx, txStmts: make(txStmts)})
+			return fn(ctx, s.txQueries(tx))
 		})
 		if err == nil || attempt >= maxTxAttempts || s.dialect.isRetryable == nil || !s.dialect.isRetryable(err) {
 			return s.dialect.classify(err)
@@ -167,17 +167,21 @@ func (s *Store) DB() *bun.DB { return s.w }
 type queries struct {
 	r, w  bun.IDB
 	store *Store
-	inTx  bool
-	tx    *sql.Tx // the transaction's, when inTx
+	tx    *sql.Tx // the transaction's, inside one; nil outside
 	// txStmts are the prepared statements bound to tx so far: a
 	// transaction binds each once, however often it runs it.
 	txStmts txStmts
 }
 
+// txQueries are the operations inside the transaction tx.
+func (s *Store) txQueries(tx bun.Tx) queries {
+	return queries{r: tx, w: tx, store: s, tx: tx.Tx, txStmts: make(txStmts)}
+}
+
 // atomic runs fn in a transaction: the current one inside Update, or a new
 // one outside.
 func (q queries) atomic(ctx context.Context, fn func(ctx context.Context, q queries) error) error {
-	if q.inTx {
+	if q.tx != nil {
 		return fn(ctx, q)
 	}
 	return q.store.runTx(ctx, fn)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,9 +44,9 @@ func eachBackend(t *testing.T, test func(t *testing.T, dsn string)) {
 	}
 }
 
-func open(t *testing.T, dsn string) *storage.Store {
+func open(t *testing.T, dsn string, opts ...storage.Option) *storage.Store {
 	t.Helper()
-	s, err := storage.Open(ctx, dsn)
+	s, err := storage.Open(ctx, dsn, opts...)
 	if err != nil {
 		t.Fatalf("open %s: %v", storage.Redact(dsn), err)
 	}
@@ -88,6 +87,45 @@ func createJobs(t *testing.T, s *storage.Store, jobs ...*push.Job) {
 	if err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error { return tx.CreateJobs(ctx, jobs) }); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// race runs op(0), …, op(n-1) at once and reports which succeeded. An op
+// may lose the race only with an error that lost accepts; any other error
+// fails the test.
+func race(t *testing.T, n int, op func(i int) error, lost func(error) bool) (won []bool) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = op(i) })
+	}
+	wg.Wait()
+	won = make([]bool, n)
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won[i] = true
+		case !lost(err):
+			t.Errorf("operation %d: %v", i, err)
+		}
+	}
+	return won
+}
+
+// refused accepts the errors of one kind and reason.
+func refused(kind push.Kind, reason string) func(error) bool {
+	return func(err error) bool { return push.KindOf(err) == kind && push.ReasonOf(err) == reason }
+}
+
+// wins counts the operations that succeeded.
+func wins(won []bool) int {
+	n := 0
+	for _, w := range won {
+		if w {
+			n++
+		}
+	}
+	return n
 }
 
 func TestStoreCRUD(t *testing.T) {
@@ -180,6 +218,61 @@ func TestStoreCRUD(t *testing.T) {
 	})
 }
 
+// TestStoreAuthEpoch: every change that can end a key's validity (a
+// status change, a revocation) moves the auth epoch once, in its own
+// transaction; a change that did not happen does not.
+func TestStoreAuthEpoch(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, _, _ := seed(t, s, 0)
+		k := push.APIKey{AccountID: a.ID, Prefix: "hrd", Hash: "h", CreatedAt: t0}
+		if err := s.CreateAPIKey(ctx, &k); err != nil {
+			t.Fatal(err)
+		}
+		epoch := func() int64 {
+			t.Helper()
+			n, err := s.AuthEpoch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		e0 := epoch()
+		boom := errors.New("boom")
+		steps := []struct {
+			name string
+			op   func() error
+			move int64
+		}{
+			{"suspend", func() error { return s.SetAccountStatus(ctx, a.ID, push.AccountSuspended) }, 1},
+			{"status of a missing account", func() error { _ = s.SetAccountStatus(ctx, 9999, push.AccountActive); return nil }, 0},
+			{"revoke", func() error { return s.RevokeAPIKey(ctx, k.ID, t0) }, 1},
+			{"revoke again", func() error { return s.RevokeAPIKey(ctx, k.ID, t0) }, 0},
+			{"status change rolled back", func() error {
+				err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+					if err := tx.SetAccountStatus(ctx, a.ID, push.AccountActive); err != nil {
+						return err
+					}
+					return boom
+				})
+				if !errors.Is(err, boom) {
+					return err
+				}
+				return nil
+			}, 0},
+		}
+		for _, st := range steps {
+			if err := st.op(); err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			if e := epoch(); e != e0+st.move {
+				t.Fatalf("%s: epoch %d → %d, want a move of %d", st.name, e0, e, st.move)
+			}
+			e0 += st.move
+		}
+	})
+}
+
 // TestStoreIdempotencyDuplicate: two transactions that create one
 // (account, key) record at once: one commits, the other fails as a
 // Conflict with reason duplicate (the engine then replays) and leaves
@@ -188,34 +281,16 @@ func TestStoreIdempotencyDuplicate(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn)
 		a, b, tg := seed(t, s, 100)
-		const n = 8
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				j := newJob(a, b, tg, fmt.Sprint(i))
-				errs[i] = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
-					if err := tx.CreateJobs(ctx, []*push.Job{j}); err != nil {
-						return err
-					}
-					return tx.CreateIdempotency(ctx, &push.IdempotencyRecord{AccountID: a.ID, Key: "same", Kind: push.KindSingle, Fingerprint: "fp", JobIDs: []string{j.ID}, CreatedAt: t0})
-				})
-			}(i)
-		}
-		wg.Wait()
-		var ok int
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				ok++
-			case push.KindOf(err) == push.Conflict && push.ReasonOf(err) == push.ReasonDuplicate:
-			default:
-				t.Errorf("unexpected error: %v", err)
-			}
-		}
-		if ok != 1 {
+		won := race(t, 8, func(i int) error {
+			j := newJob(a, b, tg, fmt.Sprint(i))
+			return s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				if err := tx.CreateJobs(ctx, []*push.Job{j}); err != nil {
+					return err
+				}
+				return tx.CreateIdempotency(ctx, &push.IdempotencyRecord{AccountID: a.ID, Key: "same", Kind: push.KindSingle, Fingerprint: "fp", JobIDs: []string{j.ID}, CreatedAt: t0})
+			})
+		}, refused(push.Conflict, push.ReasonDuplicate))
+		if ok := wins(won); ok != 1 {
 			t.Fatalf("%d transactions committed the key, want 1", ok)
 		}
 		ids, _ := s.FindJobs(ctx, push.Queued, time.Time{}, 0)
@@ -238,29 +313,14 @@ func TestStoreMoveJobCompareAndSet(t *testing.T) {
 			{ID: j.ID, From: push.Queued, To: push.Running, At: t0.Add(time.Second)},
 			{ID: j.ID, From: push.Queued, To: push.Canceled, At: t0.Add(time.Second), Error: "canceled"},
 		}
-		const n = 16
-		var won atomic.Int32
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func(m push.JobMove) {
-				defer wg.Done()
-				err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
-					_, err := tx.MoveJob(ctx, m)
-					return err
-				})
-				switch {
-				case err == nil:
-					won.Add(1)
-				case push.KindOf(err) == push.Conflict && push.ReasonOf(err) == push.ReasonStateChanged:
-				default:
-					t.Errorf("move: %v", err)
-				}
-			}(moves[i%2])
-		}
-		wg.Wait()
-		if won.Load() != 1 {
-			t.Fatalf("%d moves won, want 1", won.Load())
+		won := race(t, 16, func(i int) error {
+			return s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				_, err := tx.MoveJob(ctx, moves[i%2])
+				return err
+			})
+		}, refused(push.Conflict, push.ReasonStateChanged))
+		if n := wins(won); n != 1 {
+			t.Fatalf("%d moves won, want 1", n)
 		}
 		got, _ := s.Job(ctx, j.ID)
 		if got.State == push.Running && got.Attempts != 1 || got.State == push.Canceled && got.FinishedAt.IsZero() {
@@ -276,55 +336,83 @@ func TestStoreMoveJobCompareAndSet(t *testing.T) {
 	})
 }
 
+// TestStoreMoveJobFromKnownJob: a move that carries the job as it stood
+// returns the moved job without reading the row back; what it returns is
+// what the row holds.
+func TestStoreMoveJobFromKnownJob(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 100)
+		// Instants between milliseconds, in another zone than UTC: the row
+		// keeps milliseconds in UTC, and so must the returned job.
+		at := t0.Add(1500*time.Microsecond + 7).In(time.FixedZone("X", 3600))
+		lives := [][]push.JobMove{
+			{
+				{To: push.Running, At: at},
+				{To: push.Uncertain, At: at.Add(time.Second), Error: "timed out", PlatformIndex: "42:7"},
+				{To: push.Succeeded, At: at.Add(2 * time.Second)}, // keeps the index, clears the error
+			},
+			{
+				{To: push.Running, At: at},
+				{To: push.Failed, At: at.Add(time.Second), Error: "chat not found"},
+			},
+			{
+				{To: push.Canceled, At: at, Error: "canceled"},
+			},
+		}
+		for _, life := range lives {
+			j := newJob(a, b, tg, "x")
+			j.CreatedAt, j.UpdatedAt, j.ExpiresAt = at, at, at.Add(time.Hour)
+			createJobs(t, s, j)
+			cur := *j // as the caller made it, not as stored
+			for _, m := range life {
+				m.ID, m.From, m.Job = j.ID, cur.State, &cur
+				moved, err := s.MoveJob(ctx, m)
+				if err != nil {
+					t.Fatalf("move %s → %s: %v", m.From, m.To, err)
+				}
+				stored, err := s.Job(ctx, j.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(stored, moved); diff != "" {
+					t.Fatalf("move %s → %s returned (-stored +returned):\n%s", m.From, m.To, diff)
+				}
+				cur = moved
+			}
+		}
+	})
+}
+
 // TestStoreChargeAndRefundOnce: concurrent charges never take the balance
 // below zero, and a job is refunded once however often it is asked.
 func TestStoreChargeAndRefundOnce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn)
 		a, b, tg := seed(t, s, 10)
-		const n = 30
-		jobs := make([]*push.Job, n)
-		var charged atomic.Int32
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
+		jobs := make([]*push.Job, 30)
+		for i := range jobs {
 			jobs[i] = newJob(a, b, tg, fmt.Sprint(i))
-			wg.Add(1)
-			go func(j *push.Job) {
-				defer wg.Done()
-				err := s.Charge(ctx, a.ID, []push.LedgerEntry{{AccountID: a.ID, JobID: j.ID, Kind: push.LedgerCharge, Amount: -1, At: t0}})
-				switch {
-				case err == nil:
-					charged.Add(1)
-				case push.KindOf(err) == push.Invalid && push.ReasonOf(err) == "insufficient_points":
-				default:
-					t.Errorf("charge: %v", err)
-				}
-			}(jobs[i])
 		}
-		wg.Wait()
-		if charged.Load() != 10 {
-			t.Fatalf("%d charges passed on a balance of 10", charged.Load())
+		charged := race(t, len(jobs), func(i int) error {
+			return s.Charge(ctx, a.ID, []push.LedgerEntry{{AccountID: a.ID, JobID: jobs[i].ID, Kind: push.LedgerCharge, Amount: -1, At: t0}})
+		}, refused(push.Invalid, "insufficient_points"))
+		if n := wins(charged); n != 10 {
+			t.Fatalf("%d charges passed on a balance of 10", n)
 		}
 		if acc, _ := s.Account(ctx, a.ID); acc.Points != 0 {
 			t.Fatalf("balance %d, want 0", acc.Points)
 		}
-		var refunded atomic.Int32
-		for i := 0; i < 10; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ok, err := s.Refund(ctx, push.LedgerEntry{AccountID: a.ID, JobID: jobs[0].ID, Kind: push.LedgerRefund, Amount: 1, At: t0})
-				if err != nil {
-					t.Errorf("refund: %v", err)
-				}
-				if ok {
-					refunded.Add(1)
-				}
-			}()
-		}
-		wg.Wait()
-		if refunded.Load() != 1 {
-			t.Fatalf("%d refunds of one job, want 1", refunded.Load())
+		errRefunded := errors.New("refunded before")
+		refunds := race(t, 10, func(int) error {
+			ok, err := s.Refund(ctx, push.LedgerEntry{AccountID: a.ID, JobID: jobs[0].ID, Kind: push.LedgerRefund, Amount: 1, At: t0})
+			if err == nil && !ok {
+				return errRefunded
+			}
+			return err
+		}, func(err error) bool { return errors.Is(err, errRefunded) })
+		if n := wins(refunds); n != 1 {
+			t.Fatalf("%d refunds of one job, want 1", n)
 		}
 		if acc, _ := s.Account(ctx, a.ID); acc.Points != 1 {
 			t.Fatalf("balance %d after one refund, want 1", acc.Points)
@@ -354,30 +442,22 @@ func TestStoreBacklogExact(t *testing.T) {
 		s := open(t, dsn)
 		const perBot, total = 30, 50
 		bots := []int64{11, 12, 13}
-		var accepted [3]atomic.Int32
-		var wg sync.WaitGroup
-		for i := 0; i < 120; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
-					return tx.ReserveBacklog(ctx, map[int64]int{bots[i%3]: 1}, perBot, total)
-				})
-				switch {
-				case err == nil:
-					accepted[i%3].Add(1)
-				case push.KindOf(err) == push.TooMany && push.ReasonOf(err) == "backlog_full":
-				default:
-					t.Errorf("reserve: %v", err)
-				}
-			}(i)
+		won := race(t, 120, func(i int) error {
+			return s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				return tx.ReserveBacklog(ctx, map[int64]int{bots[i%3]: 1}, perBot, total)
+			})
+		}, refused(push.TooMany, "backlog_full"))
+		var accepted [3]int
+		for i, w := range won {
+			if w {
+				accepted[i%3]++
+			}
 		}
-		wg.Wait()
 		sum := 0
 		for i, bot := range bots {
 			n, err := s.Backlog(ctx, bot)
-			if err != nil || n != int(accepted[i].Load()) || n > perBot {
-				t.Fatalf("bot %d counter %d (%v), accepted %d, limit %d", bot, n, err, accepted[i].Load(), perBot)
+			if err != nil || n != accepted[i] || n > perBot {
+				t.Fatalf("bot %d counter %d (%v), accepted %d, limit %d", bot, n, err, accepted[i], perBot)
 			}
 			sum += n
 		}
@@ -394,6 +474,14 @@ func TestStoreBacklogExact(t *testing.T) {
 		}
 		if n, _ := s.Backlog(ctx, 0); n != total-1 {
 			t.Fatalf("total %d after a refused reservation, want %d", n, total-1)
+		}
+		// A bot's first reservation, over its limit, is refused too.
+		err = s.ReserveBacklog(ctx, map[int64]int{99: perBot + 1}, perBot, 10*total)
+		if push.ReasonOf(err) != "backlog_full" {
+			t.Fatalf("first reservation over the limit: %v, want backlog_full", err)
+		}
+		if n, _ := s.Backlog(ctx, 0); n != total-1 {
+			t.Fatalf("total %d after a refused first reservation, want %d", n, total-1)
 		}
 	})
 }
