@@ -206,6 +206,8 @@ func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 	return nil
 }
 
+// noteJobs records a send's job ids (and a replay) for the request's log
+// line, and marks a replayed answer with Idempotency-Replay.
 func (s *Server) noteJobs(w http.ResponseWriter, req bunrouter.Request, res push.Result) {
 	ids := make([]string, len(res.Jobs))
 	for i, j := range res.Jobs {

@@ -108,12 +108,8 @@ func (s *Server) single(w http.ResponseWriter, req bunrouter.Request, r push.Sen
 	if err != nil {
 		return err
 	}
+	s.noteJobs(w, req, res)
 	j := res.Jobs[0]
-	infoOf(req.Context()).jobIDs = []string{j.ID}
-	if res.Replayed {
-		w.Header().Set("Idempotency-Replay", "true")
-		infoOf(req.Context()).replayed = true
-	}
 	data := messageRecord(j)
 	switch j.State {
 	case push.Succeeded:
