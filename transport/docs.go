@@ -73,7 +73,7 @@ func (s *Server) renderDocs(doc *openAPIDoc, routes []Route) []byte {
 		Rules:   readingRules(),
 		Limits:  limitRows(l),
 		Errors:  errorDocs(l, s.maxBody),
-		Intro:   "Herald sends text, Markdown and image messages through bots to bound targets on chat platforms, tracks every send as a job, makes resubmission idempotent and keeps a points balance per account. Request and answer bodies are JSON.",
+		Intro:   apiSummary + " Request and answer bodies are JSON.",
 	}
 	for _, name := range []string{secBearer, secHeader} {
 		sc := doc.Components.SecuritySchemes[name]
