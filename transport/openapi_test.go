@@ -14,17 +14,6 @@ import (
 	"github.com/heraldpush/herald/transport"
 )
 
-// openAPIPath is the OpenAPI spelling of a router path.
-func openAPIPath(p string) string {
-	parts := strings.Split(p, "/")
-	for i, s := range parts {
-		if strings.HasPrefix(s, ":") {
-			parts[i] = "{" + s[1:] + "}"
-		}
-	}
-	return strings.Join(parts, "/")
-}
-
 // TestOpenAPIDocumentIsValid31 validates the served document with
 // kin-openapi (examples included) for several configurations, and finds
 // the limits in force in it.
@@ -79,7 +68,7 @@ func TestEveryRouteIsDocumentedAndEveryDocumentedRouteExists(t *testing.T) {
 	var routed, documented []string
 	ids := map[string]bool{}
 	for _, rt := range h.API.Routes() {
-		routed = append(routed, rt.Method+" "+openAPIPath(rt.Path))
+		routed = append(routed, rt.Method+" "+transport.OpenAPIPath(rt.Path))
 		if ids[rt.Doc.ID] {
 			t.Errorf("operationId %q is used twice", rt.Doc.ID)
 		}
@@ -136,7 +125,7 @@ func TestDocumentCoversAuthIdempotencyAndErrors(t *testing.T) {
 		t.Fatalf("header scheme: %+v", header)
 	}
 	for _, rt := range h.API.Routes() {
-		op := doc.Paths.Find(openAPIPath(rt.Path)).GetOperation(rt.Method)
+		op := doc.Paths.Find(transport.OpenAPIPath(rt.Path)).GetOperation(rt.Method)
 		name := rt.Method + " " + rt.Path
 		var schemes []string
 		for _, req := range *op.Security {
