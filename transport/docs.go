@@ -45,7 +45,6 @@ type docsOp struct {
 	Answers                                []docsAnswer
 	Errors                                 []docsAnswer
 	Curl                                   string
-	BodyExample                            string
 }
 
 type docsField struct {
@@ -107,7 +106,6 @@ func (s *Server) renderDocs(doc *openAPIDoc, routes []Route) []byte {
 			}
 			if rt.Doc.Body != "" {
 				op.Fields = fieldsOf(doc.Components.Schemas, doc.Components.Schemas[rt.Doc.Body], "")
-				op.BodyExample = prettyJSON(rt.Doc.BodyExample)
 			}
 			for _, a := range rt.Doc.Answers {
 				op.Answers = append(op.Answers, docsAnswer{Status: a.Status, Text: a.Description, Example: prettyJSON(a.Example)})
