@@ -88,6 +88,10 @@ func (s *Server) logRequests(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		if s.obs != nil {
 			s.obs.HTTPRequest(req.Method, route, status, took)
 		}
+		level := requestLevel(route, status)
+		if !s.log.Enabled(req.Context(), level) {
+			return err // e.g. a probe's debug line on a server that logs info
+		}
 		attrs := []slog.Attr{
 			slog.String("method", req.Method),
 			slog.String("route", route),
@@ -107,7 +111,7 @@ func (s *Server) logRequests(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		if ri.reason != "" {
 			attrs = append(attrs, slog.String("reason", ri.reason))
 		}
-		s.log.LogAttrs(req.Context(), requestLevel(route, status), "request", attrs...)
+		s.log.LogAttrs(req.Context(), level, "request", attrs...)
 		return err
 	}
 }
