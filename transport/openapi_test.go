@@ -231,6 +231,9 @@ func TestContractCatchesMismatches(t *testing.T) {
 		{"an error body without its reason", "GET", "/api/openapi/queue-request", 400, hdr(), `{"code":400,"message":"x"}`, false},
 		{"an unknown path answered 200", "GET", "/api/nowhere", 200, hdr(), `{}`, false},
 		{"an unknown path answered 404", "GET", "/api/nowhere", 404, hdr(), `{"code":404,"message":"no such endpoint","error":"route_not_found"}`, true},
+		{"an unknown path answered 404 without the error body", "GET", "/api/nowhere", 404, hdr(), `{"code":404}`, false},
+		{"a method the path does not take answered 405", "GET", "/api/openapi/batch-send", 405, hdr(), `{"code":405,"message":"no","error":"method_not_allowed"}`, true},
+		{"a method the path does not take answered 200", "GET", "/api/openapi/batch-send", 200, hdr(), `{"code":0,"message":"","data":null}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
