@@ -101,10 +101,7 @@ func (t tally) status() int {
 
 func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
 	var body batchRequest
-	if err := s.decode(w, req, &body); err != nil {
-		return err
-	}
-	key, err := idempotencyKey(req.Request)
+	key, err := s.readSend(w, req, &body)
 	if err != nil {
 		return err
 	}
@@ -143,10 +140,7 @@ func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
 
 func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 	var body multiRequest
-	if err := s.decode(w, req, &body); err != nil {
-		return err
-	}
-	key, err := idempotencyKey(req.Request)
+	key, err := s.readSend(w, req, &body)
 	if err != nil {
 		return err
 	}
@@ -206,6 +200,8 @@ func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 	return nil
 }
 
+// noteJobs records a send's job ids (and a replay) for the request's log
+// line, and marks a replayed answer with Idempotency-Replay.
 func (s *Server) noteJobs(w http.ResponseWriter, req bunrouter.Request, res push.Result) {
 	ids := make([]string, len(res.Jobs))
 	for i, j := range res.Jobs {

@@ -120,6 +120,15 @@ func typeName(t reflect.Type) string {
 	return "of another type"
 }
 
+// readSend reads a send: its JSON body into v, then its optional
+// Idempotency-Key.
+func (s *Server) readSend(w http.ResponseWriter, req bunrouter.Request, v any) (string, error) {
+	if err := s.decode(w, req, v); err != nil {
+		return "", err
+	}
+	return idempotencyKey(req.Request)
+}
+
 // idempotencyKey reads the optional Idempotency-Key header.
 func idempotencyKey(r *http.Request) (string, error) {
 	vals := r.Header.Values("Idempotency-Key")

@@ -45,7 +45,6 @@ type docsOp struct {
 	Answers                                []docsAnswer
 	Errors                                 []docsAnswer
 	Curl                                   string
-	BodyExample                            string
 }
 
 type docsField struct {
@@ -73,7 +72,7 @@ func (s *Server) renderDocs(doc *openAPIDoc, routes []Route) []byte {
 		Rules:   readingRules(),
 		Limits:  limitRows(l),
 		Errors:  errorDocs(l, s.maxBody),
-		Intro:   "Herald sends text, Markdown and image messages through bots to bound targets on chat platforms, tracks every send as a job, makes resubmission idempotent and keeps a points balance per account. Request and answer bodies are JSON.",
+		Intro:   apiSummary + " Request and answer bodies are JSON.",
 	}
 	for _, name := range []string{secBearer, secHeader} {
 		sc := doc.Components.SecuritySchemes[name]
@@ -107,7 +106,6 @@ func (s *Server) renderDocs(doc *openAPIDoc, routes []Route) []byte {
 			}
 			if rt.Doc.Body != "" {
 				op.Fields = fieldsOf(doc.Components.Schemas, doc.Components.Schemas[rt.Doc.Body], "")
-				op.BodyExample = prettyJSON(rt.Doc.BodyExample)
 			}
 			for _, a := range rt.Doc.Answers {
 				op.Answers = append(op.Answers, docsAnswer{Status: a.Status, Text: a.Description, Example: prettyJSON(a.Example)})

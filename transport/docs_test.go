@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/transport"
 )
 
 // chromium finds Debian's chromium. Without it the test skips locally and
@@ -166,7 +167,7 @@ func TestDocsPageInChromium(t *testing.T) {
 			t.Errorf("%s %s: heading %s not visible: %v", rt.Method, rt.Path, sel, err)
 			continue
 		}
-		if want := rt.Method + openAPIPath(rt.Path); strings.Join(strings.Fields(text), "") != want {
+		if want := rt.Method + transport.OpenAPIPath(rt.Path); strings.Join(strings.Fields(text), "") != want {
 			t.Errorf("heading %s reads %q, want %q", sel, text, want)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 
 // FuzzRequestDecoders sends arbitrary bodies and Idempotency-Keys to every
 // endpoint through the real handler and engine, and checks that each answer
-// is a well-formed envelope with a status the contract allows: bad input is
-// always a 4xx, never a 500 or a panic.
+// is a well-formed envelope that the OpenAPI document allows (status,
+// headers and body): bad input is always a 4xx, never a 500 or a panic.
 func FuzzRequestDecoders(f *testing.F) {
 	paths := []string{"/openapi/v1/push/private", "/openapi/send", "/openapi/batch-send", "/openapi/v1/push/batch",
 		"/openapi/queue/", "/openapi/queue-request?key=", "/openapi/queue/x/cancel"}
@@ -42,6 +42,7 @@ func FuzzRequestDecoders(f *testing.F) {
 	h := testkit.New(f, testkit.WithoutStart(), testkit.WithLimits(push.Limits{SyncWait: time.Millisecond, RatePerMinute: -1}))
 	fx := h.Seed()
 	handler := h.Server.Config.Handler
+	contract := h.Contract()
 	f.Fuzz(func(t *testing.T, pathIndex byte, body []byte, key string) {
 		path := paths[int(pathIndex)%len(paths)]
 		method := http.MethodPost
@@ -72,6 +73,9 @@ func FuzzRequestDecoders(f *testing.F) {
 		}
 		if rec.Code >= 400 && (*env.Code != rec.Code || *env.Message == "") {
 			t.Fatalf("refusal without code or message: %d %s", rec.Code, rec.Body)
+		}
+		if err := contract.Check(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+			t.Fatalf("%s %s %q (key %q): the answer does not match the OpenAPI document: %v\n%d %s", method, path, body, key, err, rec.Code, rec.Body)
 		}
 	})
 }

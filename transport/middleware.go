@@ -88,6 +88,10 @@ func (s *Server) logRequests(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		if s.obs != nil {
 			s.obs.HTTPRequest(req.Method, route, status, took)
 		}
+		level := requestLevel(route, status)
+		if !s.log.Enabled(req.Context(), level) {
+			return err // e.g. a probe's debug line on a server that logs info
+		}
 		attrs := []slog.Attr{
 			slog.String("method", req.Method),
 			slog.String("route", route),
@@ -107,7 +111,7 @@ func (s *Server) logRequests(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		if ri.reason != "" {
 			attrs = append(attrs, slog.String("reason", ri.reason))
 		}
-		s.log.LogAttrs(req.Context(), requestLevel(route, status), "request", attrs...)
+		s.log.LogAttrs(req.Context(), level, "request", attrs...)
 		return err
 	}
 }
@@ -126,16 +130,17 @@ func requestLevel(route string, status int) slog.Level {
 }
 
 // apiKeyOf reads the API key from "Authorization: Bearer <key>" or, for
-// older clients, "X-Service-OpenAPI-Key: <key>".
-func apiKeyOf(r *http.Request) string {
+// older clients, "X-Service-OpenAPI-Key: <key>". An Authorization header
+// that is not "Bearer <key>" is refused: it is not read as no key.
+func apiKeyOf(r *http.Request) (string, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, key, ok := strings.Cut(h, " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(key)
+		if key = strings.TrimSpace(key); !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
+			return "", push.Errorf(push.Unauthenticated, "invalid_authorization", "the Authorization header must be \"Bearer <API key>\"")
 		}
-		return ""
+		return key, nil
 	}
-	return strings.TrimSpace(r.Header.Get("X-Service-OpenAPI-Key"))
+	return strings.TrimSpace(r.Header.Get("X-Service-OpenAPI-Key")), nil
 }
 
 // authenticate admits requests with a valid key within the key's rate
@@ -143,10 +148,11 @@ func apiKeyOf(r *http.Request) string {
 func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
 		ctx := req.Context()
-		if req.Header.Get("Authorization") != "" && apiKeyOf(req.Request) == "" {
-			return push.Errorf(push.Unauthenticated, "invalid_authorization", "the Authorization header must be \"Bearer <API key>\"")
+		key, err := apiKeyOf(req.Request)
+		if err != nil {
+			return err
 		}
-		p, err := s.eng.Authenticate(ctx, apiKeyOf(req.Request))
+		p, err := s.eng.Authenticate(ctx, key)
 		if err != nil {
 			return err
 		}

@@ -152,6 +152,15 @@ func errorDocs(l push.Limits, maxBody int64) []errorDoc {
 	}
 }
 
+// rateLimitHeaders are the headers that report a key's rate limit on
+// every answer to a request whose key was admitted.
+func rateLimitHeaders() []string {
+	return []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
+}
+
+// apiSummary is the first paragraph of the document and of the docs page.
+const apiSummary = "Herald sends text, Markdown and image messages through bots to bound targets on chat platforms, tracks every send as a job, makes resubmission idempotent and keeps a points balance per account."
+
 // authErrors are the refusals any route with a key can answer.
 func authErrors() []int { return []int{401, 403, 429, 500, 503} }
 
@@ -216,7 +225,9 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 			},
 		},
 	}
+	errName := make(map[int]string)
 	for _, e := range errorDocs(l, s.maxBody) {
+		errName[e.Status] = e.Name
 		r := response{
 			Description: e.Condition + " " + e.Handling,
 			Headers:     map[string]any{"X-Request-Id": headerRef("X-Request-Id")},
@@ -224,7 +235,7 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 				Example: map[string]any{"code": e.Status, "message": e.Message, "error": e.Reason}}},
 		}
 		if e.Status != 401 && e.Status != 403 {
-			for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+			for _, h := range rateLimitHeaders() {
 				r.Headers[h] = headerRef(h)
 			}
 		}
@@ -232,10 +243,6 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 			r.Headers["Retry-After"] = headerRef("Retry-After")
 		}
 		doc.Components.Responses[e.Name] = r
-	}
-	errName := make(map[int]string)
-	for _, e := range errorDocs(l, s.maxBody) {
-		errName[e.Status] = e.Name
 	}
 	for _, rt := range routes {
 		path := openAPIPath(rt.Path)
@@ -302,7 +309,7 @@ func paramRef(name string) map[string]any {
 // how to read its answers.
 func apiDescription(l push.Limits) string {
 	var b strings.Builder
-	b.WriteString("Herald sends text, Markdown and image messages through bots to bound targets on chat platforms, tracks every send as a job, makes resubmission idempotent and keeps a points balance per account.\n\n")
+	b.WriteString(apiSummary + "\n\n")
 	b.WriteString("Every endpoint under /api/openapi needs an API key: `Authorization: Bearer <API key>` (recommended) or `X-Service-OpenAPI-Key: <API key>`. Request bodies are JSON. Reading these documents (/api/docs, /api/openapi.json) needs no key.\n\n")
 	b.WriteString("Result-reading rules (apply to every send):\n\n")
 	for i, r := range readingRules() {

@@ -14,17 +14,6 @@ import (
 	"github.com/heraldpush/herald/transport"
 )
 
-// openAPIPath is the OpenAPI spelling of a router path.
-func openAPIPath(p string) string {
-	parts := strings.Split(p, "/")
-	for i, s := range parts {
-		if strings.HasPrefix(s, ":") {
-			parts[i] = "{" + s[1:] + "}"
-		}
-	}
-	return strings.Join(parts, "/")
-}
-
 // TestOpenAPIDocumentIsValid31 validates the served document with
 // kin-openapi (examples included) for several configurations, and finds
 // the limits in force in it.
@@ -79,7 +68,7 @@ func TestEveryRouteIsDocumentedAndEveryDocumentedRouteExists(t *testing.T) {
 	var routed, documented []string
 	ids := map[string]bool{}
 	for _, rt := range h.API.Routes() {
-		routed = append(routed, rt.Method+" "+openAPIPath(rt.Path))
+		routed = append(routed, rt.Method+" "+transport.OpenAPIPath(rt.Path))
 		if ids[rt.Doc.ID] {
 			t.Errorf("operationId %q is used twice", rt.Doc.ID)
 		}
@@ -136,7 +125,7 @@ func TestDocumentCoversAuthIdempotencyAndErrors(t *testing.T) {
 		t.Fatalf("header scheme: %+v", header)
 	}
 	for _, rt := range h.API.Routes() {
-		op := doc.Paths.Find(openAPIPath(rt.Path)).GetOperation(rt.Method)
+		op := doc.Paths.Find(transport.OpenAPIPath(rt.Path)).GetOperation(rt.Method)
 		name := rt.Method + " " + rt.Path
 		var schemes []string
 		for _, req := range *op.Security {
@@ -242,6 +231,9 @@ func TestContractCatchesMismatches(t *testing.T) {
 		{"an error body without its reason", "GET", "/api/openapi/queue-request", 400, hdr(), `{"code":400,"message":"x"}`, false},
 		{"an unknown path answered 200", "GET", "/api/nowhere", 200, hdr(), `{}`, false},
 		{"an unknown path answered 404", "GET", "/api/nowhere", 404, hdr(), `{"code":404,"message":"no such endpoint","error":"route_not_found"}`, true},
+		{"an unknown path answered 404 without the error body", "GET", "/api/nowhere", 404, hdr(), `{"code":404}`, false},
+		{"a method the path does not take answered 405", "GET", "/api/openapi/batch-send", 405, hdr(), `{"code":405,"message":"no","error":"method_not_allowed"}`, true},
+		{"a method the path does not take answered 200", "GET", "/api/openapi/batch-send", 200, hdr(), `{"code":0,"message":"","data":null}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,11 +24,10 @@ func TestRefusals(t *testing.T) {
 	if _, err := h.Engine.RevokeAPIKey(t.Context(), keys[len(keys)-1].ID); err != nil {
 		t.Fatal(err)
 	}
-	expiring, plainExpiring, err := h.Engine.CreateAPIKey(t.Context(), f.Account.ID, time.Minute)
+	_, plainExpiring, err := h.Engine.CreateAPIKey(t.Context(), f.Account.ID, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = expiring
 	h.Clock.Advance(2 * time.Minute)
 	suspended := h.Account("suspended")
 	suspendedKey := h.Key(suspended.ID)

@@ -86,7 +86,7 @@ func (s *Server) routes() []Route {
 	l := s.eng.Limits()
 	sync := duration(l.SyncWait)
 	// The headers of every answer to a request with a key, and of a send's.
-	rateHeaders := []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
+	rateHeaders := rateLimitHeaders()
 	sendHeaders := append(append([]string{}, rateHeaders...), "Idempotency-Replay")
 	exRecord := func(status string, pending, uncertain bool, index, errText string) map[string]any {
 		m := map[string]any{"id": 42, "bot": 1, "user": 1, "content": "**deployed** v42", "msg_type": 2, "status": status,

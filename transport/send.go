@@ -29,10 +29,7 @@ type compatRequest struct {
 
 func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error {
 	var body privateRequest
-	if err := s.decode(w, req, &body); err != nil {
-		return err
-	}
-	key, err := idempotencyKey(req.Request)
+	key, err := s.readSend(w, req, &body)
 	if err != nil {
 		return err
 	}
@@ -63,10 +60,7 @@ func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error
 
 func (s *Server) sendCompat(w http.ResponseWriter, req bunrouter.Request) error {
 	var body compatRequest
-	if err := s.decode(w, req, &body); err != nil {
-		return err
-	}
-	key, err := idempotencyKey(req.Request)
+	key, err := s.readSend(w, req, &body)
 	if err != nil {
 		return err
 	}
@@ -108,12 +102,8 @@ func (s *Server) single(w http.ResponseWriter, req bunrouter.Request, r push.Sen
 	if err != nil {
 		return err
 	}
+	s.noteJobs(w, req, res)
 	j := res.Jobs[0]
-	infoOf(req.Context()).jobIDs = []string{j.ID}
-	if res.Replayed {
-		w.Header().Set("Idempotency-Replay", "true")
-		infoOf(req.Context()).replayed = true
-	}
 	data := messageRecord(j)
 	switch j.State {
 	case push.Succeeded:

@@ -56,8 +56,9 @@ type Server struct {
 	ready   []ReadyCheck
 	version string
 
-	openAPIJSON []byte // GET /api/openapi.json
-	docsHTML    []byte // GET /api/docs
+	openAPIJSON []byte                // GET /api/openapi.json
+	docsHTML    []byte                // GET /api/docs
+	badPath     bunrouter.HandlerFunc // the logged refusal of a path with a control character
 }
 
 // New returns the HTTP front of eng.
@@ -97,6 +98,9 @@ func New(eng *push.Engine, opts Options) *Server {
 			s.router.Handle(rt.Method, rt.Path, rt.Handler)
 		}
 	}
+	s.badPath = s.logRequests(s.handleErrors(func(http.ResponseWriter, bunrouter.Request) error {
+		return &httpError{http.StatusBadRequest, "invalid_path", "the request path contains a control character: check the URL"}
+	}))
 	doc := s.buildOpenAPI(routes)
 	s.openAPIJSON = marshalDoc(doc)
 	s.docsHTML = s.renderDocs(doc, routes)
@@ -108,10 +112,7 @@ func New(eng *push.Engine, opts Options) *Server {
 // router's tree lookup is not safe with a NUL byte.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hasControlChar(r.URL.Path) {
-		refuse := func(http.ResponseWriter, bunrouter.Request) error {
-			return &httpError{http.StatusBadRequest, "invalid_path", "the request path contains a control character: check the URL"}
-		}
-		_ = s.logRequests(s.handleErrors(refuse))(w, bunrouter.NewRequest(r))
+		_ = s.badPath(w, bunrouter.NewRequest(r))
 		return
 	}
 	s.router.ServeHTTP(w, r)
