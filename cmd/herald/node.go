@@ -62,7 +62,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		Limits:            ef.limits(),
 		Points:            ef.pointsPolicy(),
 		KeyPrefix:         ef.keyPrefix,
-		LegacyKeyPrefixes: ef.legacy(),
+		LegacyKeyPrefixes: splitList(ef.legacyPrefixes),
 	}
 	if ef.redis == "" {
 		n.queue = queue.NewMemory(queue.MemoryOptions{Workers: workers, Logger: log})

@@ -129,16 +129,6 @@ func readKeyFile(path string) ([]byte, error) {
 	return k, nil
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // checkSecrets refuses to run a node whose key cannot open the bot
 // credentials in the database, and warns about credentials stored
 // unsealed.
