@@ -36,7 +36,7 @@ func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error 
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && envErr == nil {
 			if err := f.Value.Set(v); err != nil {
-				envErr = fmt.Errorf("%s=%q: %v", envName(f.Name), v, err)
+				envErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)
 			}
 		}
 	})
