@@ -66,6 +66,16 @@ type items[T any] struct {
 	Items []T `json:"items"`
 }
 
+// itemsOf is a list command's output: xs converted by conv, as
+// {"items": […]} (an empty list, never null).
+func itemsOf[T, O any](xs []T, conv func(T) O) items[O] {
+	out := items[O]{Items: make([]O, 0, len(xs))}
+	for _, x := range xs {
+		out.Items = append(out.Items, conv(x))
+	}
+	return out
+}
+
 func accountJSON(a push.Account) accountOut {
 	return accountOut{ID: a.ID, Name: a.Name, Points: a.Points, Status: string(a.Status)}
 }
@@ -181,11 +191,7 @@ func adminCommands() map[string]adminCmd {
 		"account list": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			return func(ctx context.Context, n *node) (any, error) {
 				as, err := n.eng.Accounts(ctx)
-				out := items[accountOut]{Items: []accountOut{}}
-				for _, a := range as {
-					out.Items = append(out.Items, accountJSON(a))
-				}
-				return out, err
+				return itemsOf(as, accountJSON), err
 			}
 		},
 		"key create": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
@@ -238,11 +244,7 @@ func adminCommands() map[string]adminCmd {
 					return nil, err
 				}
 				ks, err := n.eng.APIKeys(ctx, *account)
-				out := items[keyOut]{Items: []keyOut{}}
-				for _, k := range ks {
-					out.Items = append(out.Items, keyJSON(k))
-				}
-				return out, err
+				return itemsOf(ks, keyJSON), err
 			}
 		},
 		"bot create": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
@@ -268,11 +270,7 @@ func adminCommands() map[string]adminCmd {
 					return nil, err
 				}
 				bs, err := n.eng.Bots(ctx, *account)
-				out := items[botOut]{Items: []botOut{}}
-				for _, b := range bs {
-					out.Items = append(out.Items, botJSON(b))
-				}
-				return out, err
+				return itemsOf(bs, botJSON), err
 			}
 		},
 		"target bind": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
@@ -295,11 +293,7 @@ func adminCommands() map[string]adminCmd {
 					return nil, err
 				}
 				ts, err := n.eng.Targets(ctx, *bot)
-				out := items[targetOut]{Items: []targetOut{}}
-				for _, t := range ts {
-					out.Items = append(out.Items, targetJSON(t))
-				}
-				return out, err
+				return itemsOf(ts, targetJSON), err
 			}
 		},
 		"points set": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
@@ -333,11 +327,7 @@ func adminCommands() map[string]adminCmd {
 		},
 		"secrets status": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
 			return func(ctx context.Context, n *node) (any, error) {
-				rep, err := n.store.CheckSecrets(ctx)
-				if err != nil {
-					return nil, err
-				}
-				return secretsOut{Key: n.store.SecretKeyID(), Bots: rep.Bots, Plain: rep.Plain, ByKey: rep.ByKey, Unopened: rep.Unopened}, nil
+				return secretsStatus(ctx, n, nil)
 			}
 		},
 		"secrets rotate": func(fs *flag.FlagSet) func(context.Context, *node) (any, error) {
@@ -346,11 +336,7 @@ func adminCommands() map[string]adminCmd {
 				if err != nil {
 					return nil, err
 				}
-				rep, err := n.store.CheckSecrets(ctx)
-				if err != nil {
-					return nil, err
-				}
-				return secretsOut{Key: n.store.SecretKeyID(), Bots: rep.Bots, Plain: rep.Plain, ByKey: rep.ByKey, Unopened: rep.Unopened, Resealed: &resealed}, nil
+				return secretsStatus(ctx, n, &resealed)
 			}
 		},
 	}
@@ -364,6 +350,16 @@ type secretsOut struct {
 	ByKey    map[string]int `json:"by_key"`
 	Unopened int            `json:"unopened"`
 	Resealed *int           `json:"resealed,omitempty"`
+}
+
+// secretsStatus reports how the bot credentials in the database are
+// sealed; resealed, when not nil, is what a rotation just re-sealed.
+func secretsStatus(ctx context.Context, n *node, resealed *int) (secretsOut, error) {
+	rep, err := n.store.CheckSecrets(ctx)
+	if err != nil {
+		return secretsOut{}, err
+	}
+	return secretsOut{Key: n.store.SecretKeyID(), Bots: rep.Bots, Plain: rep.Plain, ByKey: rep.ByKey, Unopened: rep.Unopened, Resealed: resealed}, nil
 }
 
 func accountStatus(s push.AccountStatus) adminCmd {

@@ -95,7 +95,7 @@ func benchSeed(ctx context.Context, db string, req bench.SeedRequest) (bench.See
 	fs := newFlagSet("bench", io.Discard)
 	var ef engineFlags
 	ef.register(fs)
-	if err := parseFlags(fs, nil, ef.names()); err != nil {
+	if err := parseFlags(fs, nil, nil); err != nil { // the flag set holds the engine's flags only
 		return bench.Seed{}, err
 	}
 	ef.db, ef.redis, ef.points, ef.keyFile = db, "", req.Points, req.KeyFile

@@ -453,7 +453,13 @@ func checkChaosInvariants(t *testing.T, store *storage.Store, tg *fake.Telegram,
 			}
 		}
 		for _, r := range rows {
-			if r.AccountID == id && (r.State == string(push.Canceled) || r.State == string(push.Expired)) && r.Cost > 0 && refunds[r.ID] != 1 {
+			if r.AccountID != id || r.Cost <= 0 {
+				continue
+			}
+			if charges[r.ID] != 1 {
+				t.Errorf("job %s (cost %d) charged %d times", r.ID, r.Cost, charges[r.ID])
+			}
+			if (r.State == string(push.Canceled) || r.State == string(push.Expired)) && refunds[r.ID] != 1 {
 				t.Errorf("job %s is %s without a refund", r.ID, r.State)
 			}
 		}

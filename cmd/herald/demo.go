@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/transport"
 )
@@ -46,12 +47,12 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 
-	ef := engineFlags{
-		db: filepath.Join(dir, "demo.db"), points: true, initialPoints: 100, rateLimit: 120,
-		syncWait: 8 * time.Second, queueWait: time.Hour, backlogBot: 100, backlogTotal: 1000,
-		keyPrefix: push.DefaultKeyPrefix, logFormat: "text", logLevel: "error",
-		imageAllow: "127.0.0.0/8", platformTime: 10 * time.Second,
-	}
+	// The engine with serve's defaults, on a database of its own, with the
+	// points system on, image downloads allowed from the fakes on loopback,
+	// and sends not paced (the demo sends three messages to one chat in a row).
+	var ef engineFlags
+	ef.register(flag.NewFlagSet("demo", flag.ContinueOnError))
+	ef.db, ef.points, ef.imageAllow, ef.platformTime, ef.pacing = filepath.Join(dir, "demo.db"), true, "127.0.0.0/8", 10*time.Second, false
 	n, err := openNode(ctx, &ef, 4, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return err
@@ -65,7 +66,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: transport.New(n.eng, transport.Options{}), ReadHeaderTimeout: 10 * time.Second}
+	srv := transport.NewHTTPServer("", transport.New(n.eng, transport.Options{}), ef.syncWait)
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + "/api"

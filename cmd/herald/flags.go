@@ -36,7 +36,7 @@ func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error 
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && envErr == nil {
 			if err := f.Value.Set(v); err != nil {
-				envErr = fmt.Errorf("%s=%q: %v", envName(f.Name), v, err)
+				envErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)
 			}
 		}
 	})
@@ -205,10 +205,7 @@ func (e *engineFlags) pointsPolicy() push.Points {
 
 func (e *engineFlags) platformOptions() (platforms.Options, error) {
 	o := platforms.Options{Timeout: e.platformTime, NoPacing: !e.pacing}
-	for _, p := range strings.Split(e.imageAllow, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
+	for _, p := range splitList(e.imageAllow) {
 		prefix, err := netip.ParsePrefix(p)
 		if err != nil {
 			return o, fmt.Errorf("--image-fetch-allow: %q is not a CIDR network such as 10.0.0.0/8", p)
@@ -216,16 +213,6 @@ func (e *engineFlags) platformOptions() (platforms.Options, error) {
 		o.ImageAllow = append(o.ImageAllow, prefix)
 	}
 	return o, nil
-}
-
-func (e *engineFlags) legacy() []string {
-	var out []string
-	for _, p := range strings.Split(e.legacyPrefixes, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func (e *engineFlags) logger(w io.Writer) (*slog.Logger, error) {
@@ -241,4 +228,16 @@ func (e *engineFlags) logger(w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: use text or json", e.logFormat)
+}
+
+// splitList splits a comma-separated flag value, dropping spaces and
+// empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

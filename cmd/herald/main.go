@@ -5,7 +5,7 @@
 //	herald worker    run workers only, as a node of a scale-out installation (PostgreSQL + Redis)
 //	herald migrate   create or upgrade the database schema
 //	herald admin     manage accounts, keys, bots, targets, points and jobs (JSON out)
-//	herald demo      run everything in one process against a fake Telegram and send three messages
+//	herald demo      run everything in one process against fakes of several platforms and send through each
 //	herald bench     measure throughput, latency and the server's costs under load
 //	herald version   print the version
 package main

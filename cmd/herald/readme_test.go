@@ -131,7 +131,7 @@ func configReference(t *testing.T) string {
 		}
 		fmt.Fprintf(&b, "| `--%s` %s | %s | %s | %s | %s |\n", r.name, r.typ, env, def, strings.Join(r.commands, ", "), strings.ReplaceAll(r.usage, "|", "\\|"))
 	}
-	b.WriteString("\nEnvironment variables without a flag (serve, worker, admin, demo):\n\n")
+	b.WriteString("\nEnvironment variables without a flag (serve, worker, admin, demo, bench):\n\n")
 	b.WriteString("| environment | meaning |\n|---|---|\n")
 	for _, e := range envOnly() {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", e[0], e[1])

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"math"
 	"net/http"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/storage"
@@ -303,21 +304,9 @@ func TestScaleOutWorkerKilled(t *testing.T) {
 		t.Fatalf("platform saw %d send requests, want 4 (the doomed one once, three others)", n)
 	}
 	want := map[string]int{"after 0": 1, "after 1": 1, "after 2": 1}
-	if got := texts(c.tg); !sameCounts(got, want) {
-		t.Fatalf("platform accepted %v, want %v", got, want)
+	if diff := cmp.Diff(want, texts(c.tg)); diff != "" {
+		t.Fatalf("platform accepted (-want +got):\n%s", diff)
 	}
-}
-
-func sameCounts(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestScaleOutRedisFlushed: Redis loses every queued task (FLUSHALL); the
@@ -349,8 +338,8 @@ func TestScaleOutRedisFlushed(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond) // another reconcile round: nothing is sent twice
 	want := map[string]int{"m0": 1, "m1": 1, "m2": 1, "m3": 1, "m4": 1}
-	if got := texts(c.tg); !sameCounts(got, want) {
-		t.Fatalf("platform accepted %v, want %v", got, want)
+	if diff := cmp.Diff(want, texts(c.tg)); diff != "" {
+		t.Fatalf("platform accepted (-want +got):\n%s", diff)
 	}
 }
 
@@ -386,8 +375,8 @@ func TestScaleOutRedisDown(t *testing.T) {
 	proxy.Restore()
 	c.waitState(t, id, push.Succeeded, 30*time.Second)
 	time.Sleep(1500 * time.Millisecond)
-	if got, want := texts(c.tg), map[string]int{"before": 1, "during": 1}; !sameCounts(got, want) {
-		t.Fatalf("platform accepted %v, want %v", got, want)
+	if diff := cmp.Diff(map[string]int{"before": 1, "during": 1}, texts(c.tg)); diff != "" {
+		t.Fatalf("platform accepted (-want +got):\n%s", diff)
 	}
 }
 
@@ -431,8 +420,8 @@ func TestScaleOutPostgresDown(t *testing.T) {
 	if !slices.Equal(states, []string{"succeeded", "succeeded"}) {
 		t.Fatalf("jobs after the outage: %v, want the two delivered sends only", states)
 	}
-	if got, want := texts(c.tg), map[string]int{"before": 1, "after": 1}; !sameCounts(got, want) {
-		t.Fatalf("platform accepted %v, want %v", got, want)
+	if diff := cmp.Diff(map[string]int{"before": 1, "after": 1}, texts(c.tg)); diff != "" {
+		t.Fatalf("platform accepted (-want +got):\n%s", diff)
 	}
 }
 

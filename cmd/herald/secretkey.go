@@ -54,7 +54,7 @@ func (e *engineFlags) sealer(log *slog.Logger) (*storage.Sealer, error) {
 	for _, s := range splitList(os.Getenv(envOldSecretKeys)) {
 		k, err := storage.ParseSecretKey(s)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", envOldSecretKeys, err)
+			return nil, fmt.Errorf("%s: %w", envOldSecretKeys, err)
 		}
 		older = append(older, k)
 	}
@@ -72,7 +72,7 @@ func (e *engineFlags) primaryKey(log *slog.Logger) ([]byte, error) {
 	if v, ok := os.LookupEnv(envSecretKey); ok {
 		k, err := storage.ParseSecretKey(v)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", envSecretKey, err)
+			return nil, fmt.Errorf("%s: %w", envSecretKey, err)
 		}
 		return k, nil
 	}
@@ -124,19 +124,9 @@ func readKeyFile(path string) ([]byte, error) {
 	}
 	k, err := storage.ParseSecretKey(string(data))
 	if err != nil {
-		return nil, fmt.Errorf("the secret key file %s: %v", path, err)
+		return nil, fmt.Errorf("the secret key file %s: %w", path, err)
 	}
 	return k, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // checkSecrets refuses to run a node whose key cannot open the bot
@@ -148,7 +138,7 @@ func checkSecrets(ctx context.Context, n *node, log *slog.Logger) error {
 		return err
 	}
 	if rep.Unopened > 0 {
-		return fmt.Errorf("%d bot configs cannot be opened with the configured secret key: %v", rep.Unopened, rep.FirstFail)
+		return fmt.Errorf("%d bot configs cannot be opened with the configured secret key: %w", rep.Unopened, rep.FirstFail)
 	}
 	if rep.Plain > 0 {
 		log.Warn("bot credentials stored before encryption was on are unsealed: run herald admin secrets rotate", "bots", rep.Plain)

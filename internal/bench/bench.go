@@ -22,6 +22,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/heraldpush/herald/storage"
 )
 
 // Config describes a run. Zero fields take the defaults given.
@@ -162,7 +164,7 @@ func (c *Config) defaults() error {
 		}
 		return nil
 	}
-	if c.Redis != "" && !isPostgres(c.DB) {
+	if c.Redis != "" && !storage.IsPostgres(c.DB) {
 		return errors.New("--redis needs a PostgreSQL --db: the scale-out mode shares a PostgreSQL database")
 	}
 	if c.Bin == "" {
@@ -186,10 +188,6 @@ func (c *Config) defaults() error {
 		c.LogLevel = "info"
 	}
 	return nil
-}
-
-func isPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 func runID() string {

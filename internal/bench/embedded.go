@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/heraldpush/herald/storage"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the run's schema
 	"github.com/redis/go-redis/v9"
 )
@@ -67,7 +68,7 @@ func startEmbedded(ctx context.Context, cfg *Config, id string) (_ *embedded, er
 	switch {
 	case db == "":
 		db = filepath.Join(e.dir, "bench.db")
-	case isPostgres(db):
+	case storage.IsPostgres(db):
 		e.kind = "postgres"
 		schema := "herald_bench_" + id
 		if db, err = withSchema(ctx, db, schema); err != nil {

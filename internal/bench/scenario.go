@@ -51,7 +51,7 @@ type scenario struct {
 	runID  string
 	target target
 	n      int // targets per batch request
-	// replayKey and replayBody are the request every replay repeats.
+	// replayBody is the body every replay repeats (under the key runID-replay).
 	replayBody []byte
 }
 

@@ -106,7 +106,7 @@ func (c *Contract) checkUnrouted(req *http.Request, status int, body []byte, rou
 		allowed[400] = true // invalid_path, before any route is looked up
 	}
 	if !allowed[status] {
-		return fmt.Errorf("%s %s matches no documented operation (%v) but was answered %d", req.Method, req.URL.Path, routeErr, status)
+		return fmt.Errorf("%s %s matches no documented operation (%w) but was answered %d", req.Method, req.URL.Path, routeErr, status)
 	}
 	ref := c.Doc.Components.Schemas["Error"]
 	if ref == nil || ref.Value == nil {
@@ -114,10 +114,10 @@ func (c *Contract) checkUnrouted(req *http.Request, status int, body []byte, rou
 	}
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
-		return fmt.Errorf("%s %s answered %d with a body that is not JSON: %v", req.Method, req.URL.Path, status, err)
+		return fmt.Errorf("%s %s answered %d with a body that is not JSON: %w", req.Method, req.URL.Path, status, err)
 	}
 	if err := ref.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
-		return fmt.Errorf("%s %s answered %d with a body that is not the Error schema: %v", req.Method, req.URL.Path, status, err)
+		return fmt.Errorf("%s %s answered %d with a body that is not the Error schema: %w", req.Method, req.URL.Path, status, err)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func BuildHerald(dir string) (string, error) {
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build herald: %v\n%s", err, out)
+		return "", fmt.Errorf("build herald: %w\n%s", err, out)
 	}
 	return bin, nil
 }

@@ -249,14 +249,11 @@ func (h *Herald) scaleOut(c *config, po *push.Options, logger *slog.Logger) {
 	tb := h.T
 	tb.Helper()
 	ctx := context.Background()
-	var dsn, ns string
-	if c.db == ":memory:" {
-		ns = RandomName("t_")
-		dsn = PostgresSchemaURL(tb, ns)
-	} else {
+	ns := RandomName("t_")
+	if c.db != ":memory:" {
 		ns = schemaFor(c.db)
-		dsn = PostgresSchemaURL(tb, ns)
 	}
+	dsn := PostgresSchemaURL(tb, ns)
 	opt, err := redis.ParseURL(RedisURL(tb))
 	if err != nil {
 		tb.Fatalf("testkit: %s: %v", EnvRedis, err)
@@ -466,23 +463,15 @@ func call(tb testing.TB, contract *Contract, base, method, path, key string, bod
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
 }
 
-// WaitJob polls a job until it is in state want or the timeout passes.
+// WaitJob waits up to timeout for a job to settle and fails the test
+// unless it settled in state want (a settled state).
 func (h *Herald) WaitJob(id string, want push.State, timeout time.Duration) push.Job {
 	h.T.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		j, err := h.Engine.JobByID(context.Background(), id)
-		if err != nil {
-			h.T.Fatalf("testkit: job %s: %v", id, err)
-		}
-		if j.State == want {
-			return j
-		}
-		if time.Now().After(deadline) {
-			h.T.Fatalf("testkit: job %s is %s after %s, want %s", id, j.State, timeout, want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	j := h.Settled(id, timeout)
+	if j.State != want {
+		h.T.Fatalf("testkit: job %s settled %s, want %s (error %q)", id, j.State, want, j.Error)
 	}
+	return j
 }
 
 // Balance returns an account's points.
