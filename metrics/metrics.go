@@ -118,8 +118,10 @@ func New(opts Options) *Metrics {
 // first event.
 func (m *Metrics) Platforms(names []string) {
 	for _, p := range names {
-		for _, s := range []push.State{push.Succeeded, push.Failed, push.Canceled, push.Expired, push.Uncertain} {
-			m.jobs.WithLabelValues(p, string(s))
+		for _, s := range push.States() {
+			if s.Settled() {
+				m.jobs.WithLabelValues(p, string(s))
+			}
 		}
 	}
 }

@@ -40,6 +40,12 @@ func CanMove(from, to State) bool {
 	return false
 }
 
+// States returns every job state, in the order of a job's life: the
+// pending ones, then the settled ones.
+func States() []State {
+	return []State{Queued, Running, Succeeded, Failed, Canceled, Expired, Uncertain}
+}
+
 // Valid reports whether s is a known state.
 func (s State) Valid() bool {
 	switch s {

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestCanMove(t *testing.T) {
-	all := []State{Queued, Running, Succeeded, Failed, Canceled, Expired, Uncertain}
+	all := States()
 	legal := map[[2]State]bool{
 		{Queued, Running}:      true,
 		{Queued, Canceled}:     true,
@@ -108,5 +110,27 @@ func TestValidJobID(t *testing.T) {
 		if got := ValidJobID(tt.in); got != tt.want {
 			t.Errorf("ValidJobID(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestStates: States lists each valid state once, and the settled ones are
+// those a job ends in or waits for verification in.
+func TestStates(t *testing.T) {
+	seen := map[State]bool{}
+	var settled []State
+	for _, s := range States() {
+		if !s.Valid() || seen[s] {
+			t.Fatalf("States lists %q twice or invalid", s)
+		}
+		seen[s] = true
+		if s.Settled() {
+			settled = append(settled, s)
+		}
+	}
+	if len(seen) != 7 {
+		t.Fatalf("States lists %d states, want the 7 of the contract", len(seen))
+	}
+	if diff := cmp.Diff([]State{Succeeded, Failed, Canceled, Expired, Uncertain}, settled); diff != "" {
+		t.Fatalf("settled states (-want +got):\n%s", diff)
 	}
 }

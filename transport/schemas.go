@@ -82,8 +82,11 @@ func opt(name string, s Schema) field { return field{name, s, false} }
 
 // jobStates lists the job states of section 3 of the contract.
 func jobStates() []string {
-	return []string{string(push.Queued), string(push.Running), string(push.Succeeded), string(push.Failed),
-		string(push.Canceled), string(push.Expired), string(push.Uncertain)}
+	var out []string
+	for _, s := range push.States() {
+		out = append(out, string(s))
+	}
+	return out
 }
 
 // recordStatuses lists a message record's statuses: SUCCESS, or the job
