@@ -2,7 +2,6 @@ package wechat
 
 import (
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -25,15 +24,7 @@ type answer struct {
 func decode(resp *httpcall.Response, now time.Time) (answer, error) {
 	var ans answer
 	if err := json.Unmarshal(resp.Body, &ans); err != nil {
-		switch {
-		case resp.Status >= 200 && resp.Status < 300:
-			return ans, httpcall.Unreadable(resp, err)
-		case resp.Status == http.StatusTooManyRequests:
-			return ans, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", RetryAfter: time.Second, Message: "HTTP 429: too many requests"}
-		case resp.Status >= 500:
-			return ans, httpcall.GatewayFailure(resp)
-		}
-		return ans, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d with a body that is not WeChat's (a proxy's page, or a wrong api_base)", resp.Status)
+		return ans, httpcall.Foreign(resp, err, httpcall.Origin{Platform: "wechat", Name: "WeChat", Hint: "check api_base", Wait: time.Second})
 	}
 	if ans.ErrCode == 0 && resp.Status >= 200 && resp.Status < 300 {
 		return ans, nil
