@@ -1,7 +1,6 @@
 package wechat
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -20,20 +19,17 @@ type answer struct {
 }
 
 // decode reads an answer and returns the classified failure when WeChat
-// did not accept the call.
+// did not accept the call. WeChat answers errors with an errcode, so a
+// non-2xx answer without one is a proxy's, as is a body that is not JSON.
 func decode(resp *httpcall.Response, now time.Time) (answer, error) {
 	var ans answer
-	if err := json.Unmarshal(resp.Body, &ans); err != nil {
-		return ans, httpcall.Foreign(resp, err, httpcall.Origin{Platform: "wechat", Name: "WeChat", Hint: "check api_base", Wait: time.Second})
-	}
-	if ans.ErrCode == 0 && resp.Status >= 200 && resp.Status < 300 {
-		return ans, nil
+	ok := resp.Status >= 200 && resp.Status < 300
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.ErrCode != 0 || ok }, "no errcode in the answer",
+		httpcall.Origin{Platform: "wechat", Name: "WeChat", Hint: "check api_base", Wait: time.Second}); err != nil {
+		return ans, err
 	}
 	if ans.ErrCode == 0 {
-		if resp.Status >= 500 {
-			return ans, httpcall.GatewayFailure(resp)
-		}
-		return ans, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d from WeChat", resp.Status)
+		return ans, nil
 	}
 	se := classifyCode(ans.ErrCode, ans.ErrMsg, now)
 	if se.Outcome == push.OutcomeDefinitive && resp.Status >= 500 && !known(ans.ErrCode) {
