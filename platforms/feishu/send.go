@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
 	"github.com/heraldpush/herald/platforms/internal/mdlinks"
@@ -25,20 +26,15 @@ func imageTypes() []string {
 }
 
 func (p *Provider) apiBase(c Config) string {
-	switch {
-	case c.APIBase != "":
-		return strings.TrimRight(c.APIBase, "/")
-	case c.Domain == DomainLark:
-		return LarkBase
+	def := FeishuBase
+	if c.Domain == DomainLark {
+		def = LarkBase
 	}
-	return FeishuBase
+	return botconfig.BaseOr(c.APIBase, def)
 }
 
 func (p *Provider) tokenBase(c Config) string {
-	if c.TokenBase != "" {
-		return strings.TrimRight(c.TokenBase, "/")
-	}
-	return p.apiBase(c)
+	return botconfig.BaseOr(c.TokenBase, p.apiBase(c))
 }
 
 // mustJSON encodes v, which is always encodable.

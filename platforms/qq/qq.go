@@ -9,7 +9,6 @@ package qq
 import (
 	"encoding/json"
 	"regexp"
-	"strings"
 
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
@@ -104,21 +103,16 @@ func printable(s string) bool {
 
 // apiBase is the API host the bot sends through.
 func (c Config) apiBase() string {
-	switch {
-	case c.APIBase != "":
-		return strings.TrimRight(c.APIBase, "/")
-	case c.Sandbox:
-		return SandboxAPIBase
+	def := DefaultAPIBase
+	if c.Sandbox {
+		def = SandboxAPIBase
 	}
-	return DefaultAPIBase
+	return botconfig.BaseOr(c.APIBase, def)
 }
 
 // tokenBase is the host of the token endpoint.
 func (c Config) tokenBase() string {
-	if c.TokenBase != "" {
-		return strings.TrimRight(c.TokenBase, "/")
-	}
-	return DefaultTokenBase
+	return botconfig.BaseOr(c.TokenBase, DefaultTokenBase)
 }
 
 // ValidateConfig implements push.Platform.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
@@ -34,15 +35,8 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 }
 
 func (p *Provider) bases(c Config) (api, token string) {
-	api = p.apiBase
-	if c.APIBase != "" {
-		api = strings.TrimRight(c.APIBase, "/")
-	}
-	token = api
-	if c.TokenBase != "" {
-		token = strings.TrimRight(c.TokenBase, "/")
-	}
-	return api, token
+	api = botconfig.BaseOr(c.APIBase, p.apiBase)
+	return api, botconfig.BaseOr(c.TokenBase, api)
 }
 
 // answer is the envelope of every WeCom API answer.
