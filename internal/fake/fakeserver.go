@@ -264,11 +264,7 @@ func (f *simpleServer) start(tb testing.TB, handle func(w http.ResponseWriter, r
 		case c.drop:
 			dropConnection(w)
 		case c.fault != nil:
-			for k, vs := range c.fault.Header {
-				w.Header()[k] = vs
-			}
-			w.WriteHeader(c.fault.Status)
-			_, _ = io.WriteString(w, c.fault.Body)
+			c.fault.write(w)
 		default:
 			handle(w, r, body)
 		}

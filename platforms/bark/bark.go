@@ -187,7 +187,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		if resp.Status == http.StatusTeapot {
 			return push.Receipt{}, push.DefinitiveError("418", "the Bark server requires basic authentication, which Herald does not send: allow the request or use a server without it")
 		}
-		return push.Receipt{}, httpcall.Foreign(resp, jerr, "bark", "Bark")
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, httpcall.Origin{Platform: "bark", Name: "Bark"})
 	}
 	ans.Message = botconfig.Redact(ans.Message, c.DeviceKey)
 	return push.Receipt{}, classify(resp, ans)

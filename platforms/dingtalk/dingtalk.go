@@ -234,7 +234,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{}, err
 	}
 	var ans answer
-	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.ErrCode != nil }, "no errcode in the answer", "dingtalk", "DingTalk"); err != nil {
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.ErrCode != nil }, "no errcode in the answer", httpcall.Origin{Platform: "dingtalk", Name: "DingTalk"}); err != nil {
 		return push.Receipt{}, err
 	}
 	if *ans.ErrCode == 0 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
 	"github.com/heraldpush/herald/platforms/internal/mdlinks"
@@ -25,20 +26,15 @@ func imageTypes() []string {
 }
 
 func (p *Provider) apiBase(c Config) string {
-	switch {
-	case c.APIBase != "":
-		return strings.TrimRight(c.APIBase, "/")
-	case c.Domain == DomainLark:
-		return LarkBase
+	def := FeishuBase
+	if c.Domain == DomainLark {
+		def = LarkBase
 	}
-	return FeishuBase
+	return botconfig.BaseOr(c.APIBase, def)
 }
 
 func (p *Provider) tokenBase(c Config) string {
-	if c.TokenBase != "" {
-		return strings.TrimRight(c.TokenBase, "/")
-	}
-	return p.apiBase(c)
+	return botconfig.BaseOr(c.TokenBase, p.apiBase(c))
 }
 
 // mustJSON encodes v, which is always encodable.
@@ -201,20 +197,9 @@ func (p *Provider) post(ctx context.Context, u, token string, body any) (string,
 // read classifies an answer of Feishu's open platform.
 func read(resp *httpcall.Response) (answer, error) {
 	var a answer
-	err := json.Unmarshal(resp.Body, &a)
-	if err == nil && a.Code == nil {
-		err = fmt.Errorf("no code in the answer")
-	}
-	if err != nil {
-		switch {
-		case resp.Status == http.StatusTooManyRequests:
-			return a, rateLimited("429", "HTTP 429 (request trigger frequency limit)", resp)
-		case resp.Status >= 500:
-			return a, httpcall.GatewayFailure(resp)
-		case resp.Status >= 200 && resp.Status < 300:
-			return a, httpcall.Unreadable(resp, err)
-		}
-		return a, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d with a body that is not Feishu's: check api_base", resp.Status)
+	if err := httpcall.DecodeOwn(resp, &a, func() bool { return a.Code != nil }, "no code in the answer",
+		httpcall.Origin{Platform: "feishu", Name: "Feishu", Hint: "check api_base", Wait: resetWait(resp)}); err != nil {
+		return a, err
 	}
 	if *a.Code == 0 && resp.Status < 300 {
 		return a, nil
@@ -260,14 +245,18 @@ func classify(code int, msg string, resp *httpcall.Response) error {
 	return &push.SendError{Outcome: push.OutcomeDefinitive, Code: c, Message: msg}
 }
 
-// rateLimited is a gateway rate limit: retryable after the wait Feishu
-// gives in x-ogw-ratelimit-reset (seconds).
+// rateLimited is a gateway rate limit: retryable after resetWait.
 func rateLimited(code, msg string, resp *httpcall.Response) error {
-	wait := time.Second
+	return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: resetWait(resp)}
+}
+
+// resetWait is the wait after a rate limit that Feishu gives in
+// x-ogw-ratelimit-reset (seconds), or a second.
+func resetWait(resp *httpcall.Response) time.Duration {
 	if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("x-ogw-ratelimit-reset"))); err == nil && s > 0 {
-		wait = time.Duration(s) * time.Second
+		return time.Duration(s) * time.Second
 	}
-	return &push.SendError{Outcome: push.OutcomeRetryable, Code: code, Message: msg, RetryAfter: wait}
+	return time.Second
 }
 
 // freshTokenRefused is what to check when Feishu refuses a token it has

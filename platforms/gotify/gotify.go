@@ -129,7 +129,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{PlatformIndex: strconv.FormatInt(ans.ID, 10)}, nil
 	}
 	if jerr != nil || ans.Error == "" {
-		return push.Receipt{}, httpcall.Foreign(resp, jerr, "gotify", "Gotify")
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, httpcall.Origin{Platform: "gotify", Name: "Gotify"})
 	}
 	return push.Receipt{}, classify(resp, ans)
 }

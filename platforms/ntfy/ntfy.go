@@ -220,7 +220,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{PlatformIndex: ans.ID}, nil
 	}
 	if jerr != nil || ans.Error == "" {
-		return push.Receipt{}, httpcall.Foreign(resp, jerr, "ntfy", "ntfy")
+		return push.Receipt{}, httpcall.Foreign(resp, jerr, httpcall.Origin{Platform: "ntfy", Name: "ntfy"})
 	}
 	return push.Receipt{}, classify(resp, ans)
 }

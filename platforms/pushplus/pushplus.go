@@ -140,7 +140,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{}, err
 	}
 	var ans answer
-	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.Code != nil }, "no code in the answer", "pushplus", "PushPlus"); err != nil {
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.Code != nil }, "no code in the answer", httpcall.Origin{Platform: "pushplus", Name: "PushPlus"}); err != nil {
 		return push.Receipt{}, err
 	}
 	msg := botconfig.Redact(ans.Msg, c.Token)

@@ -63,20 +63,13 @@ func decode(resp *httpcall.Response, sc scene) (answer, error) {
 }
 
 // notAPI classifies an answer that is not the API's JSON: a gateway's page
-// (TAPISIX) or a broken body.
+// (TAPISIX) or a broken body. QQ's gateway answers 401 to a refused token,
+// and a 429 waits a second.
 func notAPI(resp *httpcall.Response, err error) error {
-	status := strconv.Itoa(resp.Status)
-	switch {
-	case resp.Status >= 200 && resp.Status < 300:
-		return httpcall.Unreadable(resp, err)
-	case resp.Status == http.StatusUnauthorized:
-		return &tokencache.Refused{Err: &push.SendError{Outcome: push.OutcomeRetryable, Code: status, Message: "HTTP 401: the access token was refused"}}
-	case resp.Status == http.StatusTooManyRequests:
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: status, RetryAfter: time.Second, Message: "HTTP 429: too many requests"}
-	case resp.Status >= 500:
-		return httpcall.GatewayFailure(resp)
+	if resp.Status == http.StatusUnauthorized {
+		return &tokencache.Refused{Err: &push.SendError{Outcome: push.OutcomeRetryable, Code: "401", Message: "HTTP 401: the access token was refused"}}
 	}
-	return push.DefinitiveError(status, "HTTP %d with a body that is not the QQ API's (a gateway page, or a wrong api_base)", resp.Status)
+	return httpcall.Foreign(resp, err, httpcall.Origin{Platform: "qq", Name: "the QQ API", Hint: "check api_base", Wait: time.Second})
 }
 
 // classify maps an error answer to an outcome, with a reason a person can

@@ -9,7 +9,6 @@ package qq
 import (
 	"encoding/json"
 	"regexp"
-	"strings"
 
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
@@ -82,7 +81,7 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		return c, botconfig.Malformed("qq", "app_id", "the AppID is a string of digits, e.g. \"102012345\"")
 	case c.ClientSecret == "":
 		return c, botconfig.Missing("qq", "client_secret", "the bot's AppSecret from the QQ bot console")
-	case !printable(c.ClientSecret) || len(c.ClientSecret) > 256:
+	case !botconfig.Printable(c.ClientSecret) || len(c.ClientSecret) > 256:
 		return c, botconfig.Malformed("qq", "client_secret", "the AppSecret is up to 256 printable ASCII characters without spaces")
 	case c.Sandbox && c.APIBase != "":
 		return c, botconfig.Malformed("qq", "sandbox", "give either sandbox or api_base, not both")
@@ -93,32 +92,18 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	return c, botconfig.BaseURL("qq", "token_base", c.TokenBase)
 }
 
-func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] > '~' {
-			return false
-		}
-	}
-	return true
-}
-
 // apiBase is the API host the bot sends through.
 func (c Config) apiBase() string {
-	switch {
-	case c.APIBase != "":
-		return strings.TrimRight(c.APIBase, "/")
-	case c.Sandbox:
-		return SandboxAPIBase
+	def := DefaultAPIBase
+	if c.Sandbox {
+		def = SandboxAPIBase
 	}
-	return DefaultAPIBase
+	return botconfig.BaseOr(c.APIBase, def)
 }
 
 // tokenBase is the host of the token endpoint.
 func (c Config) tokenBase() string {
-	if c.TokenBase != "" {
-		return strings.TrimRight(c.TokenBase, "/")
-	}
-	return DefaultTokenBase
+	return botconfig.BaseOr(c.TokenBase, DefaultTokenBase)
 }
 
 // ValidateConfig implements push.Platform.

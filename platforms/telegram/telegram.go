@@ -64,14 +64,11 @@ var (
 // New returns the Telegram provider built on the shared dependencies.
 func New(d shared.Deps, opts Options) *Provider {
 	d = d.WithDefaults()
-	if opts.APIBase == "" {
-		opts.APIBase = DefaultAPIBase
-	}
 	return &Provider{
 		client:  d.Client,
 		images:  d.Images,
 		pacer:   d.Pacer,
-		apiBase: strings.TrimRight(opts.APIBase, "/"),
+		apiBase: botconfig.BaseOr(opts.APIBase, DefaultAPIBase),
 		tokenRe: regexp.MustCompile(`^[0-9]{1,20}:[A-Za-z0-9_-]{30,100}$`),
 		userRe:  regexp.MustCompile(`^@[A-Za-z][A-Za-z0-9_]{3,31}$`),
 	}
@@ -204,11 +201,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	base := p.apiBase
-	if cfg.APIBase != "" {
-		base = strings.TrimRight(cfg.APIBase, "/")
-	}
-	endpoint := base + "/bot" + cfg.Token + "/"
+	endpoint := botconfig.BaseOr(cfg.APIBase, p.apiBase) + "/bot" + cfg.Token + "/"
 	body := map[string]any{"chat_id": chatID(d.Target.Address)}
 	method := "sendMessage"
 	switch d.Message.Type {

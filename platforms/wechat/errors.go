@@ -1,8 +1,6 @@
 package wechat
 
 import (
-	"encoding/json"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -21,28 +19,17 @@ type answer struct {
 }
 
 // decode reads an answer and returns the classified failure when WeChat
-// did not accept the call.
+// did not accept the call. WeChat answers errors with an errcode, so a
+// non-2xx answer without one is a proxy's, as is a body that is not JSON.
 func decode(resp *httpcall.Response, now time.Time) (answer, error) {
 	var ans answer
-	if err := json.Unmarshal(resp.Body, &ans); err != nil {
-		switch {
-		case resp.Status >= 200 && resp.Status < 300:
-			return ans, httpcall.Unreadable(resp, err)
-		case resp.Status == http.StatusTooManyRequests:
-			return ans, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", RetryAfter: time.Second, Message: "HTTP 429: too many requests"}
-		case resp.Status >= 500:
-			return ans, httpcall.GatewayFailure(resp)
-		}
-		return ans, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d with a body that is not WeChat's (a proxy's page, or a wrong api_base)", resp.Status)
-	}
-	if ans.ErrCode == 0 && resp.Status >= 200 && resp.Status < 300 {
-		return ans, nil
+	ok := resp.Status >= 200 && resp.Status < 300
+	if err := httpcall.DecodeOwn(resp, &ans, func() bool { return ans.ErrCode != 0 || ok }, "no errcode in the answer",
+		httpcall.Origin{Platform: "wechat", Name: "WeChat", Hint: "check api_base", Wait: time.Second}); err != nil {
+		return ans, err
 	}
 	if ans.ErrCode == 0 {
-		if resp.Status >= 500 {
-			return ans, httpcall.GatewayFailure(resp)
-		}
-		return ans, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d from WeChat", resp.Status)
+		return ans, nil
 	}
 	se := classifyCode(ans.ErrCode, ans.ErrMsg, now)
 	if se.Outcome == push.OutcomeDefinitive && resp.Status >= 500 && !known(ans.ErrCode) {

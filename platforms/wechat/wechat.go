@@ -107,17 +107,11 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 }
 
 func (c Config) apiBase() string {
-	if c.APIBase != "" {
-		return strings.TrimRight(c.APIBase, "/")
-	}
-	return DefaultAPIBase
+	return botconfig.BaseOr(c.APIBase, DefaultAPIBase)
 }
 
 func (c Config) tokenBase() string {
-	if c.TokenBase != "" {
-		return strings.TrimRight(c.TokenBase, "/")
-	}
-	return c.apiBase()
+	return botconfig.BaseOr(c.TokenBase, c.apiBase())
 }
 
 // ValidateConfig implements push.Platform.

@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
@@ -35,15 +35,8 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 }
 
 func (p *Provider) bases(c Config) (api, token string) {
-	api = p.apiBase
-	if c.APIBase != "" {
-		api = strings.TrimRight(c.APIBase, "/")
-	}
-	token = api
-	if c.TokenBase != "" {
-		token = strings.TrimRight(c.TokenBase, "/")
-	}
-	return api, token
+	api = botconfig.BaseOr(c.APIBase, p.apiBase)
+	return api, botconfig.BaseOr(c.TokenBase, api)
 }
 
 // answer is the envelope of every WeCom API answer.
@@ -173,21 +166,12 @@ func (p *Provider) call(ctx context.Context, u string, body any) (answer, error)
 }
 
 // read classifies a WeCom answer: WeCom answers HTTP 200 with an errcode.
+// A gateway's 429 in front of WeCom waits 5 s.
 func read(resp *httpcall.Response) (answer, error) {
 	var a answer
-	if err := json.Unmarshal(resp.Body, &a); err != nil || a.ErrCode == nil {
-		if err == nil {
-			err = fmt.Errorf("no errcode in the answer")
-		}
-		switch {
-		case resp.Status >= 500:
-			return a, httpcall.GatewayFailure(resp)
-		case resp.Status >= 200 && resp.Status < 300:
-			return a, httpcall.Unreadable(resp, err)
-		case resp.Status == http.StatusTooManyRequests:
-			return a, &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "HTTP 429 from a gateway in front of WeCom", RetryAfter: 5 * time.Second}
-		}
-		return a, push.DefinitiveError(strconv.Itoa(resp.Status), "HTTP %d with a body that is not WeCom's: check api_base", resp.Status)
+	if err := httpcall.DecodeOwn(resp, &a, func() bool { return a.ErrCode != nil }, "no errcode in the answer",
+		httpcall.Origin{Platform: "wecom", Name: "WeCom", Hint: "check api_base", Wait: 5 * time.Second}); err != nil {
+		return a, err
 	}
 	if *a.ErrCode == 0 {
 		return a, nil

@@ -107,15 +107,12 @@ var (
 // New returns the WeCom provider built on the shared dependencies.
 func New(d shared.Deps, opts Options) *Provider {
 	d = d.WithDefaults()
-	if opts.APIBase == "" {
-		opts.APIBase = DefaultAPIBase
-	}
 	return &Provider{
 		client:   d.Client,
 		tokens:   d.Tokens,
 		images:   d.Images,
 		pacer:    d.Pacer,
-		apiBase:  strings.TrimRight(opts.APIBase, "/"),
+		apiBase:  botconfig.BaseOr(opts.APIBase, DefaultAPIBase),
 		corpRe:   regexp.MustCompile(`^[A-Za-z0-9]{4,64}$`),
 		secretRe: regexp.MustCompile(`^[A-Za-z0-9_-]{8,128}$`),
 		keyRe:    regexp.MustCompile(`^[A-Za-z0-9-]{8,128}$`),

@@ -29,15 +29,14 @@ func Refused(r *Response, code, msg, hint string) *push.SendError {
 // DecodeOwn reads r's body into v, for a platform whose every answer is a
 // JSON object with a field that own reports present (its result code). A
 // body that is not such an answer (a proxy's page, an empty or cut body)
-// is classified by Foreign, missing saying what it lacked; platform and
-// name are Foreign's.
-func DecodeOwn(r *Response, v any, own func() bool, missing, platform, name string) error {
+// is classified by Foreign, missing saying what it lacked.
+func DecodeOwn(r *Response, v any, own func() bool, missing string, o Origin) error {
 	err := json.Unmarshal(r.Body, v)
 	if err == nil && !own() {
 		err = errors.New(missing)
 	}
 	if err != nil {
-		return Foreign(r, err, platform, name)
+		return Foreign(r, err, o)
 	}
 	return nil
 }

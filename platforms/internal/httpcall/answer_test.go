@@ -56,7 +56,7 @@ func TestDecodeOwn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ans answer
-			err := DecodeOwn(&tt.resp, &ans, func() bool { return ans.Code != nil }, "no code in the answer", "pushplus", "PushPlus")
+			err := DecodeOwn(&tt.resp, &ans, func() bool { return ans.Code != nil }, "no code in the answer", Origin{Platform: "pushplus", Name: "PushPlus"})
 			if tt.read {
 				if err != nil || ans.Code == nil || *ans.Code != 903 || ans.Msg != "no" {
 					t.Fatalf("DecodeOwn: %v, answer %+v", err, ans)

@@ -142,20 +142,40 @@ func GatewayFailure(r *Response) *push.SendError {
 	return &push.SendError{Outcome: push.OutcomeUncertain, Message: fmt.Sprintf("HTTP %d from the platform or a gateway in front of it", r.Status)}
 }
 
+// Origin names the platform whose answer Foreign and DecodeOwn classify,
+// with what that platform says differently from the others.
+type Origin struct {
+	Platform string // as in its errors: "pushplus"
+	Name     string // as in prose: "PushPlus"
+	// Hint, when not "", follows a refusal: what to check, e.g. "check
+	// api_base".
+	Hint string
+	// Wait, when not 0, is the wait after a 429 in place of the
+	// Retry-After header, for a platform that gives its own.
+	Wait time.Duration
+}
+
 // Foreign classifies an answer whose body is not the platform's own (a
 // proxy's error page, an empty or cut body) by its status: a 2xx is
 // Unreadable (why says what could not be read), 429 Retryable after the
-// Retry-After header, 5xx a GatewayFailure, and any other status a
-// definitive refusal. platform and name name the platform in its message
-// ("pushplus", "PushPlus").
-func Foreign(r *Response, why error, platform, name string) *push.SendError {
+// Retry-After header (or o.Wait), 5xx a GatewayFailure, and any other
+// status a definitive refusal.
+func Foreign(r *Response, why error, o Origin) *push.SendError {
 	switch {
 	case r.Status >= 200 && r.Status < 300:
 		return Unreadable(r, why)
 	case r.Status == http.StatusTooManyRequests:
-		return &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: RetryAfter(r.Header)}
+		wait := o.Wait
+		if wait == 0 {
+			wait = RetryAfter(r.Header)
+		}
+		return &push.SendError{Outcome: push.OutcomeRetryable, Code: "429", Message: "too many requests", RetryAfter: wait}
 	case r.Status >= 500:
 		return GatewayFailure(r)
 	}
-	return push.DefinitiveError(strconv.Itoa(r.Status), "%s answered HTTP %d with a body that is not %s's", platform, r.Status, name)
+	msg := fmt.Sprintf("%s answered HTTP %d with a body that is not %s's", o.Platform, r.Status, o.Name)
+	if o.Hint != "" {
+		msg += ": " + o.Hint
+	}
+	return push.DefinitiveError(strconv.Itoa(r.Status), "%s", msg)
 }

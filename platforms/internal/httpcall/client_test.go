@@ -76,22 +76,27 @@ func TestDoClassifiesTransportFailures(t *testing.T) {
 
 func TestForeign(t *testing.T) {
 	why := errors.New("no code in the answer")
+	plain := Origin{Platform: "pushplus", Name: "PushPlus"}
+	own := Origin{Platform: "wecom", Name: "WeCom", Hint: "check api_base", Wait: 5 * time.Second}
 	tests := []struct {
 		name   string
+		o      Origin
 		resp   Response
 		want   push.Outcome
 		code   string
 		errHas string
 		after  time.Duration
 	}{
-		{"a 2xx is unreadable: it may have been sent", Response{Status: 200}, push.OutcomeUncertain, "", "could not be read: no code in the answer", 0},
-		{"429 waits for Retry-After", Response{Status: 429, Header: http.Header{"Retry-After": {"7"}}}, push.OutcomeRetryable, "429", "too many requests", 7 * time.Second},
-		{"5xx is a gateway's failure", Response{Status: 502}, push.OutcomeUncertain, "", "HTTP 502 from the platform or a gateway", 0},
-		{"another status is a refusal", Response{Status: 404}, push.OutcomeDefinitive, "404", "pushplus answered HTTP 404 with a body that is not PushPlus's", 0},
+		{"a 2xx is unreadable: it may have been sent", plain, Response{Status: 200}, push.OutcomeUncertain, "", "could not be read: no code in the answer", 0},
+		{"429 waits for Retry-After", plain, Response{Status: 429, Header: http.Header{"Retry-After": {"7"}}}, push.OutcomeRetryable, "429", "too many requests", 7 * time.Second},
+		{"a platform's own 429 wait replaces Retry-After", own, Response{Status: 429, Header: http.Header{"Retry-After": {"7"}}}, push.OutcomeRetryable, "429", "too many requests", 5 * time.Second},
+		{"5xx is a gateway's failure", plain, Response{Status: 502}, push.OutcomeUncertain, "", "HTTP 502 from the platform or a gateway", 0},
+		{"another status is a refusal", plain, Response{Status: 404}, push.OutcomeDefinitive, "404", "pushplus answered HTTP 404 with a body that is not PushPlus's", 0},
+		{"a refusal ends with the platform's hint", own, Response{Status: 404}, push.OutcomeDefinitive, "404", "wecom answered HTTP 404 with a body that is not WeCom's: check api_base", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			se := Foreign(&tt.resp, why, "pushplus", "PushPlus")
+			se := Foreign(&tt.resp, why, tt.o)
 			if se.Outcome != tt.want || se.Code != tt.code || se.RetryAfter != tt.after || !strings.Contains(se.Message, tt.errHas) {
 				t.Fatalf("%+v, want %s code %q after %s with %q", se, tt.want, tt.code, tt.after, tt.errHas)
 			}
