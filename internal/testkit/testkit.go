@@ -264,15 +264,13 @@ func (h *Herald) scaleOut(c *config, po *push.Options, logger *slog.Logger) {
 	}
 	h.Store = store
 	rdb := redis.NewClient(opt)
-	notifier := cluster.NewNotifier(ctx, rdb, cluster.NotifierOptions{Namespace: ns, Logger: logger})
-	h.closers = append(h.closers, notifier.Close, rdb.Close)
-	h.Queue = queue.NewRedis(rdb, queue.RedisOptions{
-		Namespace: ns, Workers: c.workers, Logger: logger,
-		PollInterval: 10 * time.Millisecond, ForwardInterval: 50 * time.Millisecond, RetryDelay: 50 * time.Millisecond,
+	shared := cluster.NewNode(ctx, rdb, cluster.NodeOptions{
+		Namespace: ns, Logger: logger, Clock: h.Clock,
+		Queue: queue.RedisOptions{Workers: c.workers, ForwardInterval: 50 * time.Millisecond, RetryDelay: 50 * time.Millisecond},
 	})
-	po.Notifier = notifier
-	po.RateLimiter = cluster.NewRateLimiter(rdb, cluster.RateLimiterOptions{Namespace: ns, Clock: h.Clock, Logger: logger})
-	po.Shared = true
+	h.closers = append(h.closers, shared.Close, rdb.Close)
+	shared.Apply(po)
+	h.Queue = shared.Queue
 }
 
 // closeBackend closes the store and the Redis clients.
