@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -166,6 +167,28 @@ func (q *Redis) enqueue(ctx context.Context, id string) error {
 			return err
 		}
 	}
+}
+
+// Len returns the number of ids waiting in Redis for a worker of any node
+// (asynq's pending tasks; not those running, deferred or retained), as
+// Memory.Len does for its own queue. It asks asynq's Inspector, a few small
+// Redis calls that take no context: ctx is only checked before them.
+func (q *Redis) Len(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	queues, err := q.inspector.Queues()
+	if err != nil {
+		return 0, fmt.Errorf("queue: list the queues: %w", err)
+	}
+	if !slices.Contains(queues, q.opts.Namespace) {
+		return 0, nil // nothing was ever enqueued
+	}
+	info, err := q.inspector.GetQueueInfo(q.opts.Namespace)
+	if err != nil {
+		return 0, fmt.Errorf("queue: inspect %s: %w", q.opts.Namespace, err)
+	}
+	return info.Pending, nil
 }
 
 // Start implements push.Queue. With no workers it only records the

@@ -374,3 +374,41 @@ func TestRedisQueueUnavailable(t *testing.T) {
 		t.Fatal("no retry hint")
 	}
 }
+
+// TestRedisQueueLen: Len counts the ids waiting for a worker, on every
+// node of the namespace: none before anything was enqueued, each waiting
+// id once, and not the one a worker runs.
+func TestRedisQueueLen(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		api := newQueue(t, rdb, 0, ns) // enqueues only
+		length := func(want int) {
+			t.Helper()
+			if n, err := api.Len(ctx); err != nil || n != want {
+				t.Fatalf("Len = %d, %v; want %d", n, err, want)
+			}
+		}
+		length(0)
+		ids := []string{push.NewJobID(), push.NewJobID(), push.NewJobID()}
+		if err := api.Enqueue(ctx, append(ids, ids[0])...); err != nil {
+			t.Fatal(err)
+		}
+		length(3)
+		started, release := make(chan string, len(ids)), make(chan struct{})
+		defer close(release)
+		worker := newQueue(t, rdb, 1, ns)
+		if err := worker.Start(func(_ context.Context, id string) error {
+			started <- id
+			<-release
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no worker took an id")
+		}
+		length(2)
+	})
+}

@@ -42,7 +42,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&c.LogLevel, "server-log-level", "info", "embedded server: its log level (the log goes to a temporary file)")
 	fs.StringVar(&c.ProfileDir, "profile", "", "embedded server: write its CPU, allocation and heap profiles of the measured time (cpu.pprof, allocs.pprof, heap.pprof) into this directory")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the report, and no progress line")
-	if err := parseFlags(fs, args, nil); err != nil {
+	// Command line only: the shell may be set up for serve, whose flags of
+	// the same names (HERALD_DB, HERALD_REDIS…) mean something else.
+	if err := parseFlags(fs, args, map[string]bool{}); err != nil {
 		return err
 	}
 	if *targets != "" {
@@ -64,6 +66,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		c.Bin = bin
 		c.Seed = benchSeed
+		c.ServerEnv = benchServerEnv()
 	}
 	if f, ok := stdout.(*os.File); ok && !*asJSON && isTerminal(f) {
 		c.Progress = stdout
@@ -88,17 +91,33 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// benchSeed creates the benchmark's account, key, bots and targets in db,
-// opened as herald serve opens it (the engine flags' environment twins
-// apply).
-func benchSeed(ctx context.Context, db string, req bench.SeedRequest) (bench.Seed, error) {
-	fs := newFlagSet("bench", io.Discard)
-	var ef engineFlags
-	ef.register(fs)
-	if err := parseFlags(fs, nil, nil); err != nil { // the flag set holds the engine's flags only
-		return bench.Seed{}, err
+// benchServerEnv is the environment of the embedded server: this
+// process's without the twins of serve's flags, which are the run's own,
+// but with the variables that have no flag (the secret keys), which the
+// seeding reads too.
+func benchServerEnv() []string {
+	keep := make(map[string]bool)
+	for _, e := range envOnly() {
+		keep[e[0]] = true
 	}
-	ef.db, ef.redis, ef.points, ef.keyFile = db, "", req.Points, req.KeyFile
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "HERALD_") && !keep[name] {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// benchSeed creates the benchmark's account, key, bots and targets in db,
+// opened as the embedded server opens it: with the run's flags and the
+// engine's defaults (no environment twins), and the secret keys of the
+// environment.
+func benchSeed(ctx context.Context, db string, req bench.SeedRequest) (bench.Seed, error) {
+	var ef engineFlags
+	ef.register(newFlagSet("bench", io.Discard)) // the defaults
+	ef.db, ef.points, ef.keyFile = db, req.Points, req.KeyFile
 	n, err := openNode(ctx, &ef, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return bench.Seed{}, err

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/heraldpush/herald/internal/bench"
@@ -14,7 +19,15 @@ import (
 // runBench runs herald bench with args and --json and decodes its report.
 func runBench(t *testing.T, args ...string) bench.Report {
 	t.Helper()
-	out, err := exec.Command(heraldBin, append([]string{"bench", "--json"}, args...)...).CombinedOutput()
+	return runBenchEnv(t, nil, args...)
+}
+
+// runBenchEnv is runBench with env added to the environment.
+func runBenchEnv(t *testing.T, env []string, args ...string) bench.Report {
+	t.Helper()
+	cmd := exec.Command(heraldBin, append([]string{"bench", "--json"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("herald bench %v: %v\n%s", args, err, out)
 	}
@@ -91,5 +104,35 @@ func TestBenchScaleOut(t *testing.T) {
 	}
 	if r.Deliveries < r.OK-4 { // see TestBenchScenarios
 		t.Errorf("%d deliveries for %d answered single sends", r.Deliveries, r.OK)
+	}
+}
+
+// TestBenchIgnoresServeEnvironment: a shell set up for herald serve does
+// not steer herald bench. Its flags have no environment twins and its
+// embedded server does not inherit serve's, so HERALD_DB and HERALD_REDIS
+// leave that database and that Redis alone. The secret keys of the
+// environment still apply, to the seeding and the server alike.
+func TestBenchIgnoresServeEnvironment(t *testing.T) {
+	prod := filepath.Join(t.TempDir(), "prod.db")
+	const content = "serve's database"
+	if err := os.WriteFile(prod, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	serveEnv := []string{"HERALD_DB=" + prod, "HERALD_REDIS=redis://127.0.0.1:1/0", "HERALD_SYNC_WAIT=1ns",
+		"HERALD_SECRET_KEY=" + base64.StdEncoding.EncodeToString(key)}
+	r := runBenchEnv(t, serveEnv, "--duration", "1s", "--warmup", "0", "--concurrency", "2")
+	if r.Server != "sqlite" || r.OK == 0 || r.NotOK != 0 {
+		t.Fatalf("report: %+v (first problem: %s)\n%s", r, r.FirstProblem, r.ServerLogTail)
+	}
+	if data, err := os.ReadFile(prod); err != nil || string(data) != content {
+		t.Fatalf("HERALD_DB's file now holds %q (%v)", data, err)
+	}
+
+	cmd := exec.Command(heraldBin, "bench", "--duration", "1s", "--warmup", "0")
+	cmd.Env = append(os.Environ(), "HERALD_SECRET_KEY=not a key")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "HERALD_SECRET_KEY") {
+		t.Fatalf("herald bench with a bad HERALD_SECRET_KEY: %v\n%s", err, out)
 	}
 }

@@ -27,13 +27,15 @@ func envName(flagName string) string {
 }
 
 // parseFlags applies the environment twins of the flags named in withEnv
-// (all flags when withEnv is nil), then the command line, which wins.
+// (all flags when withEnv is nil), then the command line, which wins. The
+// usage (-h) of a flag with a twin names it: "(env HERALD_RATE_LIMIT)".
 func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error {
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		if withEnv != nil && !withEnv[f.Name] {
 			return
 		}
+		f.Usage += " (env " + envName(f.Name) + ")"
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && envErr == nil {
 			if err := f.Value.Set(v); err != nil {
 				envErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)

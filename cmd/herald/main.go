@@ -41,8 +41,9 @@ Usage:
                            throughput, latency, CPU, allocations and memory
   herald version           print the version
 
-Run "herald <command> -h" for a command's flags. Every configuration flag
-has an environment twin: --rate-limit is HERALD_RATE_LIMIT.
+Run "herald <command> -h" for a command's flags. A configuration flag has
+an environment twin (--rate-limit is HERALD_RATE_LIMIT; -h names it),
+except bench's, which are command line only.
 `
 
 // run is the whole program; it returns the exit code.

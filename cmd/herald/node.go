@@ -73,17 +73,10 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 			return nil, err
 		}
 		rdb := redis.NewClient(ropt)
-		n.closers = append(n.closers, rdb.Close)
-		notifier := cluster.NewNotifier(ctx, rdb, cluster.NotifierOptions{Namespace: ef.redisNamespace, Logger: log})
-		n.closers = append(n.closers, notifier.Close)
-		// An idle worker pool looks for new tasks every 10 ms (5 to 15 ms
-		// with asynq's jitter), not the queue's default 100 ms: that wait
-		// is a send's latency whenever the queue runs empty, and an empty
-		// poll is one cheap Redis call.
-		n.queue = queue.NewRedis(rdb, queue.RedisOptions{Namespace: ef.redisNamespace, Workers: workers, Logger: log, PollInterval: 10 * time.Millisecond})
-		po.Notifier = notifier
-		po.RateLimiter = cluster.NewRateLimiter(rdb, cluster.RateLimiterOptions{Namespace: ef.redisNamespace, Logger: log})
-		po.Shared = true
+		shared := cluster.NewNode(ctx, rdb, cluster.NodeOptions{Namespace: ef.redisNamespace, Logger: log, Queue: queue.RedisOptions{Workers: workers}})
+		n.closers = append(n.closers, rdb.Close, shared.Close)
+		shared.Apply(&po)
+		n.queue = shared.Queue
 		po.ReconcileInterval = ef.reconcile
 	}
 	po.Queue = n.queue

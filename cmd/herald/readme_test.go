@@ -42,7 +42,8 @@ func commandsOf(usage string) []string {
 }
 
 // helpFlags runs "herald args… -h" in process and reads the flags from
-// the usage it prints (the flag package's PrintDefaults format).
+// the usage it prints (the flag package's PrintDefaults format), with the
+// environment twins parseFlags names there.
 func helpFlags(t *testing.T, args ...string) []flagDoc {
 	t.Helper()
 	var out strings.Builder
@@ -51,6 +52,7 @@ func helpFlags(t *testing.T, args ...string) []flagDoc {
 	}
 	head := regexp.MustCompile(`^  -(\S+)(?: (\S+))?$`)
 	deflt := regexp.MustCompile(` \(default (.*)\)$`)
+	twin := regexp.MustCompile(` \(env (\S+)\)$`)
 	var flags []flagDoc
 	sc := bufio.NewScanner(strings.NewReader(out.String()))
 	for sc.Scan() {
@@ -68,6 +70,13 @@ func helpFlags(t *testing.T, args ...string) []flagDoc {
 			text := strings.TrimPrefix(line, "    \t")
 			if m := deflt.FindStringSubmatch(text); m != nil {
 				f.def = strings.Trim(m[1], `"`)
+				text = strings.TrimSuffix(text, m[0])
+			}
+			if m := twin.FindStringSubmatch(text); m != nil {
+				if m[1] != envName(f.name) {
+					t.Fatalf("herald %v -h names %s as the twin of --%s, not %s", args, m[1], f.name, envName(f.name))
+				}
+				f.env = true
 				text = strings.TrimSuffix(text, m[0])
 			}
 			f.usage = strings.TrimSpace(f.usage + " " + text)
@@ -100,19 +109,17 @@ func configReference(t *testing.T) string {
 	engine := (&engineFlags{}).names()
 	for _, cmd := range commandsOf(usage) {
 		if cmd == "admin" {
-			// Every admin command takes the engine's flags (with their
-			// environment twins) beside its own arguments.
+			// Every admin command takes the engine's flags beside its own
+			// arguments (listed below).
 			for _, f := range helpFlags(t, "admin", "account", "list") {
 				if !engine[f.name] {
 					t.Fatalf("admin account list has the flag --%s, which is not an engine flag", f.name)
 				}
-				f.env = true
 				add("admin", f)
 			}
 			continue
 		}
 		for _, f := range helpFlags(t, cmd) {
-			f.env = true // parseFlags(fs, args, nil): every flag has its twin
 			add(cmd, f)
 		}
 	}

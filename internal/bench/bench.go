@@ -80,6 +80,8 @@ type Config struct {
 	LogLevel string
 	// ServerArgs are more flags for herald serve.
 	ServerArgs []string
+	// ServerEnv is herald serve's environment (nil: this process's).
+	ServerEnv []string
 	// ProfileDir, when set, receives the server's CPU, allocation and heap
 	// profiles of the measured time (cpu.pprof, allocs.pprof, heap.pprof).
 	ProfileDir string

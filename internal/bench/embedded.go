@@ -137,7 +137,7 @@ func startEmbedded(ctx context.Context, cfg *Config, id string) (_ *embedded, er
 		e.cleanup = append(e.cleanup, func() { deleteNamespace(rurl, ns) })
 	}
 	args = append(args, cfg.ServerArgs...)
-	if e.srv, err = startServer(ctx, cfg.Bin, args, nil, filepath.Join(e.dir, "server.log")); err != nil {
+	if e.srv, err = startServer(ctx, cfg.Bin, args, cfg.ServerEnv, filepath.Join(e.dir, "server.log")); err != nil {
 		return nil, err
 	}
 	e.cleanup = append(e.cleanup, func() { _ = e.srv.Stop(30 * time.Second) })

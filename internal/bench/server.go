@@ -33,15 +33,16 @@ type Server struct {
 	client  *http.Client
 }
 
-// startServer runs `bin serve --addr 127.0.0.1:0 args…` with its log in
-// logPath and waits until it listens.
+// startServer runs `bin serve --addr 127.0.0.1:0 args…` in the
+// environment env (nil: this process's) with its log in logPath and waits
+// until it listens.
 func startServer(ctx context.Context, bin string, args, env []string, logPath string) (*Server, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

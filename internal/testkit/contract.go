@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/heraldpush/herald/transport"
 )
 
 // Contract checks answers against the server's OpenAPI document with
@@ -61,8 +62,9 @@ func conditionalHeaders() []string {
 
 // Check validates one answer to req. A request no documented operation
 // matches (an unknown path, a method a path does not take) must be
-// answered with the documented error body and 404, 405, or 401 (the key
-// is checked before the method under /api/openapi).
+// answered with the documented error body and 404 or 405; under
+// /api/openapi/, where the key is checked before the method, a wrong
+// method may be answered 401.
 func (c *Contract) Check(req *http.Request, status int, header http.Header, body []byte) error {
 	route, params, err := c.router.FindRoute(req)
 	if err != nil {
@@ -100,7 +102,7 @@ func (c *Contract) Check(req *http.Request, status int, header http.Header, body
 func (c *Contract) checkUnrouted(req *http.Request, status int, body []byte, routeErr error) error {
 	allowed := map[int]bool{404: true}
 	if errors.Is(routeErr, routers.ErrMethodNotAllowed) {
-		allowed = map[int]bool{405: true, 401: true}
+		allowed = map[int]bool{405: true, 401: strings.HasPrefix(req.URL.Path, transport.BasePath+"/openapi/")}
 	}
 	if strings.ContainsFunc(req.URL.Path, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		allowed[400] = true // invalid_path, before any route is looked up

@@ -32,19 +32,15 @@ func NewPlatformEnv(t *testing.T, platform string, opts ...Option) *PlatformEnv 
 // Bot creates a bot of the platform with the config plus extra fields.
 func (e *PlatformEnv) Bot(t *testing.T, cfg json.RawMessage, extra map[string]any) push.Bot {
 	t.Helper()
-	if len(extra) > 0 {
-		var m map[string]any
-		_ = json.Unmarshal(cfg, &m)
-		for k, v := range extra {
-			m[k] = v
-		}
-		cfg, _ = json.Marshal(m)
+	if len(extra) == 0 {
+		return e.H.platformBot(t, e.Account.ID, e.platform, []byte(cfg))
 	}
-	b, err := e.H.Engine.CreateBot(context.Background(), push.Bot{AccountID: e.Account.ID, Platform: e.platform, Name: e.platform, Config: cfg})
-	if err != nil {
-		t.Fatalf("create bot: %v", err)
+	var m map[string]any
+	_ = json.Unmarshal(cfg, &m)
+	for k, v := range extra {
+		m[k] = v
 	}
-	return b
+	return e.H.platformBot(t, e.Account.ID, e.platform, m)
 }
 
 // Target binds a target of the type and address to the bot.

@@ -14,6 +14,12 @@ import (
 // marshalled as JSON unless it is a string or []byte.
 func (h *Herald) PlatformBot(accountID int64, platform string, config any) push.Bot {
 	h.T.Helper()
+	return h.platformBot(h.T, accountID, platform, config)
+}
+
+// platformBot is PlatformBot failing tb, which may be a subtest of h.T.
+func (h *Herald) platformBot(tb testing.TB, accountID int64, platform string, config any) push.Bot {
+	tb.Helper()
 	var raw []byte
 	switch c := config.(type) {
 	case string:
@@ -23,12 +29,12 @@ func (h *Herald) PlatformBot(accountID int64, platform string, config any) push.
 	default:
 		var err error
 		if raw, err = json.Marshal(c); err != nil {
-			h.T.Fatalf("testkit: marshal %s config: %v", platform, err)
+			tb.Fatalf("testkit: marshal %s config: %v", platform, err)
 		}
 	}
 	b, err := h.Engine.CreateBot(context.Background(), push.Bot{AccountID: accountID, Platform: platform, Name: platform, Config: raw})
 	if err != nil {
-		h.T.Fatalf("testkit: create %s bot: %v", platform, err)
+		tb.Fatalf("testkit: create %s bot: %v", platform, err)
 	}
 	return b
 }

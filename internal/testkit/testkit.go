@@ -73,10 +73,13 @@ func DefaultBackend(tb testing.TB) Backend {
 
 // Herald is a running Herald for one test.
 type Herald struct {
-	T        testing.TB
-	Engine   *push.Engine
-	Store    *storage.Store
-	Queue    push.Queue // *queue.Memory on SQLite, *queue.Redis on ScaleOut
+	T      testing.TB
+	Engine *push.Engine
+	Store  *storage.Store
+	// Queue is a *queue.Memory on SQLite and holds a *queue.Redis on
+	// ScaleOut; on both, Queue.(interface{ Len() int }) counts the ids
+	// waiting for a worker.
+	Queue    push.Queue
 	Server   *httptest.Server
 	Backend  Backend
 	Clock    *Clock
@@ -201,8 +204,9 @@ func New(tb testing.TB, opts ...Option) *Herald {
 		}
 		h.Store = store
 		h.Queue = queue.NewMemory(queue.MemoryOptions{Workers: c.workers, Logger: logger, RetryDelay: 50 * time.Millisecond})
+		po.Queue = h.Queue
 	}
-	po.Store, po.Queue = h.Store, h.Queue
+	po.Store = h.Store
 	if c.engine != nil {
 		c.engine(&po)
 	}
@@ -264,15 +268,31 @@ func (h *Herald) scaleOut(c *config, po *push.Options, logger *slog.Logger) {
 	}
 	h.Store = store
 	rdb := redis.NewClient(opt)
-	notifier := cluster.NewNotifier(ctx, rdb, cluster.NotifierOptions{Namespace: ns, Logger: logger})
-	h.closers = append(h.closers, notifier.Close, rdb.Close)
-	h.Queue = queue.NewRedis(rdb, queue.RedisOptions{
-		Namespace: ns, Workers: c.workers, Logger: logger,
-		PollInterval: 10 * time.Millisecond, ForwardInterval: 50 * time.Millisecond, RetryDelay: 50 * time.Millisecond,
+	shared := cluster.NewNode(ctx, rdb, cluster.NodeOptions{
+		Namespace: ns, Logger: logger, Clock: h.Clock,
+		Queue: queue.RedisOptions{Workers: c.workers, ForwardInterval: 50 * time.Millisecond, RetryDelay: 50 * time.Millisecond},
 	})
-	po.Notifier = notifier
-	po.RateLimiter = cluster.NewRateLimiter(rdb, cluster.RateLimiterOptions{Namespace: ns, Clock: h.Clock, Logger: logger})
-	po.Shared = true
+	h.closers = append(h.closers, shared.Close, rdb.Close)
+	shared.Apply(po)
+	h.Queue = redisQueue{shared.Queue, tb}
+}
+
+// redisQueue is the scale-out queue as a test sees it: Len, as on
+// *queue.Memory, without a context or an error (a failure to ask Redis
+// fails the test).
+type redisQueue struct {
+	*queue.Redis
+	tb testing.TB
+}
+
+// Len returns the number of ids waiting in Redis for a worker.
+func (q redisQueue) Len() int {
+	q.tb.Helper()
+	n, err := q.Redis.Len(context.Background())
+	if err != nil {
+		q.tb.Fatalf("testkit: %v", err)
+	}
+	return n
 }
 
 // closeBackend closes the store and the Redis clients.
