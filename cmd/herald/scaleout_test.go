@@ -270,7 +270,7 @@ func TestScaleOutWorkerKilled(t *testing.T) {
 	<-c.tg.Arrived() // the worker is sending it
 	w1.Kill()
 	killed := time.Now()
-	c.tg.Unblock()
+	unblockWhenAbandoned(t, c.tg)
 
 	c.worker(t, "--workers", "2")
 	var others []string

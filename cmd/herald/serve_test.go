@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/storage"
 )
@@ -63,6 +63,20 @@ func (s *served) send(t *testing.T, content, idem string) testkit.Response {
 	bot, _ := strconv.Atoi(s.bot)
 	return s.p.Call(t, "POST", "/openapi/v1/push/private", s.key,
 		map[string]any{"botId": bot, "target": s.target, "content": content}, hdr...)
+}
+
+// unblockWhenAbandoned releases tg's blocked requests once it saw the
+// connection of a killed process go: a request released before that would
+// be accepted by the fake, while a real platform would not answer a
+// request whose client died before it was handled.
+func unblockWhenAbandoned(t *testing.T, tg *fake.Telegram) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); tg.Abandoned() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the fake platform never saw the killed process's connection close")
+		}
+	}
+	tg.Unblock()
 }
 
 func TestServeEndToEnd(t *testing.T) {
@@ -161,14 +175,7 @@ func TestServeRestartAfterSIGKILL(t *testing.T) {
 	}
 	<-s.tg.Arrived() // the one worker is sending m0; m1 and m2 are queued
 	s.p.Kill()
-	// Release the platform only once it saw m0's connection go, as a real
-	// platform would not answer a request whose client died.
-	for deadline := time.Now().Add(5 * time.Second); s.tg.Abandoned() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the fake platform never saw the killed process's connection close")
-		}
-	}
-	s.tg.Unblock()
+	unblockWhenAbandoned(t, s.tg)
 
 	s2 := startServed(t, s.tg, db, "--sync-wait", "100ms", "--points")
 	s2.key, s2.bot, s2.target = s.key, s.bot, s.target
