@@ -244,7 +244,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Scenario == Replay {
 		// The first send of the key is delivered; every later one replays it.
 		req := sc.next(0, 0)
-		status, body, err := l.send(req, new(bytes.Buffer))
+		status, body, err := l.send(-1, req, new(bytes.Buffer))
 		if err != nil {
 			return nil, fmt.Errorf("the replayed send: %w", err)
 		}

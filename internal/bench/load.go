@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +69,11 @@ type live struct {
 type loader struct {
 	opts   loadOptions
 	sc     *scenario
-	client *http.Client
+	client *http.Client // for an https server; plain http uses raw
+	raw    []*httpConn  // per worker, for a plain-http server
+	path   string       // the base URL's path, for raw
+	auth   string       // the Authorization header's value
+	pool   connPool
 	win    window
 	live   live
 
@@ -94,6 +100,18 @@ func newLoader(opts loadOptions, sc *scenario) *loader {
 		stop:   make(chan struct{}),
 	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.auth = "Bearer " + opts.apiKey
+	if u, err := url.Parse(opts.base); err == nil && u.Scheme == "http" {
+		addr := u.Host
+		if u.Port() == "" {
+			addr = net.JoinHostPort(u.Hostname(), "80")
+		}
+		l.path = strings.TrimSuffix(u.EscapedPath(), "/")
+		l.raw = make([]*httpConn, opts.concurrency+1) // the last one for send outside the workers
+		for i := range l.raw {
+			l.raw[i] = &httpConn{addr: addr, host: u.Host, timeout: opts.timeout, pool: &l.pool}
+		}
+	}
 	return l
 }
 
@@ -145,7 +163,7 @@ func (l *loader) work(w int, t0 time.Time, t *tally) {
 		if intended.IsZero() {
 			intended = began
 		}
-		status, body, err := l.send(req, buf)
+		status, body, err := l.send(w, req, buf)
 		done := time.Now()
 		l.live.answered.Add(1)
 		var ok bool
@@ -178,14 +196,29 @@ func (l *loader) work(w int, t0 time.Time, t *tally) {
 	}
 }
 
-// send makes one request and reads the whole answer into buf.
-func (l *loader) send(r request, buf *bytes.Buffer) (int, []byte, error) {
+// send makes one request as worker w (-1: outside the workers) and reads
+// the whole answer into buf.
+func (l *loader) send(w int, r request, buf *bytes.Buffer) (int, []byte, error) {
+	if l.raw != nil {
+		if w < 0 {
+			w = len(l.raw) - 1
+		}
+		headers := []header{{"Content-Type", "application/json"}, {"Authorization", l.auth}}
+		if r.key != "" {
+			headers = append(headers, header{"Idempotency-Key", r.key})
+		}
+		status, err := l.raw[w].post(l.path+r.path, headers, r.body, buf)
+		if err != nil && l.ctx.Err() != nil {
+			err = errCut
+		}
+		return status, buf.Bytes(), err
+	}
 	req, err := http.NewRequestWithContext(l.ctx, http.MethodPost, l.opts.base+r.path, bytes.NewReader(r.body))
 	if err != nil {
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+l.opts.apiKey)
+	req.Header.Set("Authorization", l.auth)
 	if r.key != "" {
 		req.Header.Set("Idempotency-Key", r.key)
 	}
@@ -214,9 +247,14 @@ func (l *loader) halt(grace time.Duration) {
 	case <-done:
 	case <-t.C:
 		l.cancel()
+		l.pool.cut()
 		<-done
 	}
 	l.cancel()
+	l.pool.cut()
+	for _, c := range l.raw {
+		c.close()
+	}
 	l.client.CloseIdleConnections()
 }
 
