@@ -171,8 +171,7 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 	}
 	fp := fingerprint(s.kind, s.dests, s.targetType, s.msg)
 	if s.key != "" {
-		// A resubmission is answered from its record without writing;
-		// one whose jobs are all final, from memory.
+		// A resubmission whose jobs are all final is answered from memory.
 		if rec, jobs, ok := e.replays.get(s.accountID, s.key, e.clock.Now(), e.limits.IdempotencyTTL); ok {
 			if err := e.replayable(rec, s.kind, fp); err != nil {
 				return Result{}, err
@@ -180,16 +179,21 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 			e.obs.Replay(s.kind)
 			return Result{Jobs: jobs, Replayed: true}, nil
 		}
-		rec, err := e.store.Idempotency(ctx, s.accountID, s.key)
-		switch {
-		case err == nil:
-			return e.replay(ctx, rec, s.kind, fp)
-		case !IsKind(err, NotFound):
-			return Result{}, err
-		}
 	}
+	// A request with a key is not looked up before it is written: a new
+	// key (by far the most requests) then costs no read, and a key already
+	// taken is found by the write itself, whose first statement inserts the
+	// key's record and is refused by its unique index before anything else
+	// is written. The request then replays the record.
 	jobs, err := e.plan(ctx, &s)
 	if err != nil {
+		if s.key != "" {
+			// A resubmission replays even when its bot, target or the
+			// platform's rules changed since.
+			if res, ok, rerr := e.replayStored(ctx, &s, fp); ok || rerr != nil {
+				return res, rerr
+			}
+		}
 		return Result{}, err
 	}
 	for attempt := 0; ; attempt++ {
@@ -197,14 +201,8 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 		if err == nil || s.key == "" || ReasonOf(err) != ReasonDuplicate || attempt > 0 {
 			break
 		}
-		// Two requests with one new key raced past the read above: the
-		// unique key let the other commit, and this one replays it.
-		rec, rerr := e.store.Idempotency(ctx, s.accountID, s.key)
-		if rerr == nil {
-			return e.replay(ctx, rec, s.kind, fp)
-		}
-		if !IsKind(rerr, NotFound) {
-			return Result{}, rerr
+		if res, ok, rerr := e.replayStored(ctx, &s, fp); ok || rerr != nil {
+			return res, rerr
 		}
 		// The record is gone again (swept): commit anew.
 	}
@@ -404,6 +402,21 @@ func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*J
 		}
 		return tx.ReserveBacklog(ctx, perBot, e.limits.BacklogPerBot, e.limits.BacklogTotal)
 	})
+}
+
+// replayStored replays the request's key from its stored record; ok is
+// false when there is no record.
+func (e *Engine) replayStored(ctx context.Context, s *submission, fp string) (res Result, ok bool, err error) {
+	rec, err := e.store.Idempotency(ctx, s.accountID, s.key)
+	switch {
+	case err == nil:
+		res, err = e.replay(ctx, rec, s.kind, fp)
+		return res, true, err
+	case IsKind(err, NotFound):
+		return Result{}, false, nil
+	default:
+		return Result{}, false, err
+	}
 }
 
 // replay answers a resubmission: the same request gets the original jobs'
