@@ -86,6 +86,7 @@ type engineFlags struct {
 	reconcile      time.Duration
 	keyFile        string
 	oldKeyFiles    string
+	authRecheck    time.Duration
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet) {
@@ -109,6 +110,7 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.redisNamespace, "redis-namespace", "herald", "prefix of Herald's keys and queue in Redis (installations sharing one Redis use different ones)")
 	fs.DurationVar(&e.reconcile, "reconcile-interval", 30*time.Second, "with --redis: how often queued jobs the queue lost are enqueued again and stale running jobs are settled")
 	fs.StringVar(&e.keyFile, "secret-key-file", "", "file of the key that seals bot credentials in the database (default: the SQLite file's path + .key, created with mode 0600 on first start; HERALD_SECRET_KEY gives the key itself)")
+	fs.DurationVar(&e.authRecheck, "auth-recheck", 100*time.Millisecond, "how long the server trusts its last check that no key was revoked and no account suspended; a revocation by herald admin or another node takes effect within it, one made through this server at once (0: check on every request; at most 1s)")
 	fs.StringVar(&e.oldKeyFiles, "old-secret-key-files", "", "comma-separated files of earlier secret keys, kept while rotating (HERALD_OLD_SECRET_KEYS gives the keys themselves)")
 }
 
@@ -131,6 +133,8 @@ func (e *engineFlags) validate() error {
 		return errors.New("--backlog-bot and --backlog-total must be positive")
 	case e.initialPoints < 0:
 		return errors.New("--initial-points cannot be negative")
+	case e.authRecheck < 0 || e.authRecheck > time.Second:
+		return errors.New("--auth-recheck must be between 0 and 1s: a revoked key must stop working within a second")
 	}
 	if err := checkDB(e.db); err != nil {
 		return err

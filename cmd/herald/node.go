@@ -63,6 +63,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		Points:            ef.pointsPolicy(),
 		KeyPrefix:         ef.keyPrefix,
 		LegacyKeyPrefixes: splitList(ef.legacyPrefixes),
+		AuthRecheck:       ef.authRecheck,
 	}
 	if ef.redis == "" {
 		n.queue = queue.NewMemory(queue.MemoryOptions{Workers: workers, Logger: log})

@@ -98,17 +98,50 @@ func TestServeEndToEnd(t *testing.T) {
 	if j["status"] != "succeeded" || j["jobId"] != jobID {
 		t.Fatalf("admin job show = %v", j)
 	}
-	// A key revoked with herald admin while serve runs stops working at once.
+	// A key revoked with herald admin while serve runs stops working
+	// within --auth-recheck (100 ms by default).
 	testkit.MustAdmin(t, heraldBin, s.env, "key", "revoke", "--id", s.keyID)
-	if r := s.send(t, "after revoke", ""); r.Status != http.StatusForbidden || r.JSON()["error"] != "key_revoked" {
-		t.Fatalf("send with a revoked key: %d %s", r.Status, r.Body)
-	}
+	s.refusedWithin(t, time.Second, "key_revoked")
 	// A suspended account is refused too.
 	k := testkit.MustAdmin(t, heraldBin, s.env, "key", "create", "--account", s.account)
 	s.key = k["key"].(string)
 	testkit.MustAdmin(t, heraldBin, s.env, "account", "suspend", "--id", s.account)
-	if r := s.send(t, "suspended", ""); r.Status != http.StatusForbidden || r.JSON()["error"] != "account_suspended" {
-		t.Fatalf("send for a suspended account: %d %s", r.Status, r.Body)
+	s.refusedWithin(t, time.Second, "account_suspended")
+}
+
+// refusedWithin sends until the server refuses the send with 403 and
+// reason, failing when that takes longer than limit. A send it accepts
+// meanwhile is a message delivered with the key before the change was
+// seen.
+func (s *served) refusedWithin(t *testing.T, limit time.Duration, reason string) {
+	t.Helper()
+	changed := time.Now()
+	for {
+		r := s.send(t, "after "+reason, "")
+		if r.Status == http.StatusForbidden && r.JSON()["error"] == reason {
+			return
+		}
+		if r.Status != http.StatusOK {
+			t.Fatalf("send after the change (want %s): %d %s", reason, r.Status, r.Body)
+		}
+		if time.Since(changed) > limit {
+			t.Fatalf("sends still work %s after the change, want 403 %s", time.Since(changed).Round(time.Millisecond), reason)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeAuthRecheckZero: with --auth-recheck 0, a key revoked by
+// herald admin is refused on the very next request.
+func TestServeAuthRecheckZero(t *testing.T) {
+	s := startServed(t, nil, filepath.Join(t.TempDir(), "h.db"), "--auth-recheck", "0")
+	s.seed(t)
+	if r := s.send(t, "before", ""); r.Status != http.StatusOK {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	testkit.MustAdmin(t, heraldBin, s.env, "key", "revoke", "--id", s.keyID)
+	if r := s.send(t, "after revoke", ""); r.Status != http.StatusForbidden || r.JSON()["error"] != "key_revoked" {
+		t.Fatalf("send with a revoked key: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -224,6 +257,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "--sync-wait", "0s"}, "--sync-wait must be positive"},
+		{[]string{"serve", "--auth-recheck", "2s"}, "--auth-recheck must be between 0 and 1s"},
+		{[]string{"serve", "--auth-recheck", "-1ms"}, "--auth-recheck must be between 0 and 1s"},
 		{[]string{"serve", "--workers", "0"}, "--workers 0 (API only) needs --redis"},
 		{[]string{"serve", "--redis", "redis://127.0.0.1:1/0"}, "--redis needs a PostgreSQL --db"},
 		{[]string{"serve", "--db", "postgres://127.0.0.1:1/x", "--redis", "http://x"}, "is not a Redis URL"},
