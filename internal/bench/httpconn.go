@@ -176,45 +176,20 @@ func readAnswer(r *bufio.Reader, out *bytes.Buffer) (status int, keep bool, err 
 		if err != nil {
 			return 0, false, fmt.Errorf("malformed status line %q", truncateBytes(line))
 		}
-		keep = line[7] == '1'
-		length, chunked := int64(-1), false
-		for {
-			line, err := readLine(r)
-			if err != nil {
-				return 0, false, err
-			}
-			if len(line) == 0 {
-				break
-			}
-			name, value, ok := bytes.Cut(line, []byte(":"))
-			if !ok {
-				return 0, false, fmt.Errorf("malformed header %q", truncateBytes(line))
-			}
-			value = bytes.TrimSpace(value)
-			switch {
-			case bytes.EqualFold(name, []byte("Content-Length")):
-				if length, err = strconv.ParseInt(string(value), 10, 64); err != nil || length < 0 {
-					return 0, false, fmt.Errorf("malformed Content-Length %q", truncateBytes(value))
-				}
-			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-				chunked = bytes.EqualFold(value, []byte("chunked"))
-			case bytes.EqualFold(name, []byte("Connection")):
-				if bytes.EqualFold(value, []byte("close")) {
-					keep = false
-				} else if bytes.EqualFold(value, []byte("keep-alive")) {
-					keep = true
-				}
-			}
+		h, err := readHeader(r, line[7] == '1')
+		if err != nil {
+			return 0, false, err
 		}
 		if status >= 100 && status < 200 {
 			continue // an interim answer; the real one follows
 		}
+		keep = h.keep
 		switch {
 		case status == 204 || status == 304:
-		case chunked:
+		case h.chunked:
 			err = readChunked(r, out)
-		case length >= 0:
-			_, err = io.CopyN(out, r, length)
+		case h.length >= 0:
+			_, err = io.CopyN(out, r, h.length)
 		default:
 			_, err = io.Copy(out, r)
 			keep = false
@@ -223,6 +198,53 @@ func readAnswer(r *bufio.Reader, out *bytes.Buffer) (status int, keep bool, err 
 			return 0, false, err
 		}
 		return status, keep, nil
+	}
+}
+
+// head is what the load and the fake platform read of a message's header.
+type head struct {
+	length      int64 // Content-Length; -1: none
+	chunked     bool
+	keep        bool // the connection stays open after the message
+	contentType string
+	expect      bool // Expect: 100-continue
+}
+
+// readHeader reads header lines up to the empty line; keep is the
+// connection's default (true for HTTP/1.1).
+func readHeader(r *bufio.Reader, keep bool) (head, error) {
+	h := head{length: -1, keep: keep}
+	for {
+		line, err := readLine(r)
+		if err != nil {
+			return h, err
+		}
+		if len(line) == 0 {
+			return h, nil
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return h, fmt.Errorf("malformed header %q", truncateBytes(line))
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			if h.length, err = strconv.ParseInt(string(value), 10, 64); err != nil || h.length < 0 {
+				return h, fmt.Errorf("malformed Content-Length %q", truncateBytes(value))
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			h.chunked = bytes.EqualFold(value, []byte("chunked"))
+		case bytes.EqualFold(name, []byte("Connection")):
+			if bytes.EqualFold(value, []byte("close")) {
+				h.keep = false
+			} else if bytes.EqualFold(value, []byte("keep-alive")) {
+				h.keep = true
+			}
+		case bytes.EqualFold(name, []byte("Content-Type")):
+			h.contentType = string(value)
+		case bytes.EqualFold(name, []byte("Expect")):
+			h.expect = bytes.EqualFold(value, []byte("100-continue"))
+		}
 	}
 }
 

@@ -1,8 +1,8 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"io"
@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -20,12 +21,19 @@ import (
 // bot token in the path, the method, chat_id and text or photo present)
 // and answers in the Bot API's shapes, after Latency when set. It counts
 // deliveries and refusals without keeping the messages, so its memory
-// stays flat however long the run.
+// stays flat however long the run. Like the load's connections, it speaks
+// HTTP/1.1 itself (keep-alive, bodies framed by Content-Length or chunked
+// coding) instead of through net/http, whose per-request work would take
+// a good part of the cores the server under test shares.
 type Platform struct {
-	srv     *http.Server
 	ln      net.Listener
 	tokens  map[string]bool // read-only once serving
 	latency time.Duration
+
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	closed bool
+	wg     sync.WaitGroup
 
 	delivered atomic.Int64
 	refused   atomic.Int64
@@ -39,13 +47,106 @@ func NewPlatform(latency time.Duration, tokens ...string) (*Platform, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Platform{ln: ln, latency: latency, tokens: make(map[string]bool)}
+	p := &Platform{ln: ln, latency: latency, tokens: make(map[string]bool), conns: make(map[net.Conn]bool)}
 	for _, t := range tokens {
 		p.tokens[t] = true
 	}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	go func() { _ = p.srv.Serve(ln) }()
+	p.wg.Add(1)
+	go p.accept()
 	return p, nil
+}
+
+func (p *Platform) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			_ = c.Close()
+			return
+		}
+		p.conns[c] = true
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go p.serve(c)
+	}
+}
+
+// serve answers the requests of one connection in turn.
+func (p *Platform) serve(c net.Conn) {
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, c)
+		p.mu.Unlock()
+		_ = c.Close()
+		p.wg.Done()
+	}()
+	r := bufio.NewReaderSize(c, 16<<10)
+	w := bufio.NewWriterSize(c, 4<<10)
+	var body bytes.Buffer
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute)) // idle connections end
+		line, err := readLine(r)
+		if err != nil {
+			return
+		}
+		method, rest, ok1 := bytes.Cut(line, []byte(" "))
+		path, proto, ok2 := bytes.Cut(rest, []byte(" "))
+		if !ok1 || !ok2 || !bytes.HasPrefix(proto, []byte("HTTP/1.")) || len(proto) != 8 {
+			p.write(w, http.StatusBadRequest, []byte("malformed request line"), false)
+			return
+		}
+		h, err := readHeader(r, proto[7] == '1')
+		if err != nil {
+			p.write(w, http.StatusBadRequest, []byte(err.Error()), false)
+			return
+		}
+		if h.expect {
+			_, _ = w.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
+			if w.Flush() != nil {
+				return
+			}
+		}
+		body.Reset()
+		switch {
+		case h.chunked:
+			err = readChunked(r, &body)
+		case h.length > 1<<20:
+			p.write(w, http.StatusRequestEntityTooLarge, []byte("Request Entity Too Large"), false)
+			return
+		case h.length > 0:
+			_, err = io.CopyN(&body, r, h.length)
+		}
+		if err != nil {
+			return
+		}
+		status, answer := p.answer(string(method), string(path), h.contentType, body.Bytes())
+		if !p.write(w, status, answer, h.keep) || !h.keep {
+			return
+		}
+	}
+}
+
+// write sends one answer; it reports whether the connection is still good.
+func (p *Platform) write(w *bufio.Writer, status int, body []byte, keep bool) bool {
+	var b []byte
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(status)...)
+	b = append(b, "\r\nContent-Type: application/json\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	if !keep {
+		b = append(b, "\r\nConnection: close"...)
+	}
+	b = append(b, "\r\n\r\n"...)
+	_, _ = w.Write(b)
+	_, _ = w.Write(body)
+	return w.Flush() == nil
 }
 
 // NewToken returns a bot token of Telegram's form: digits, a colon and 35
@@ -69,14 +170,17 @@ func (p *Platform) Delivered() int64 { return p.delivered.Load() }
 // Refused returns the number of requests answered with an error.
 func (p *Platform) Refused() int64 { return p.refused.Load() }
 
-// Close stops the server.
+// Close stops the server and ends its connections.
 func (p *Platform) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := p.srv.Shutdown(ctx); err != nil {
-		return p.srv.Close()
+	p.mu.Lock()
+	p.closed = true
+	err := p.ln.Close()
+	for c := range p.conns {
+		_ = c.Close()
 	}
-	return nil
+	p.mu.Unlock()
+	p.wg.Wait()
+	return err
 }
 
 // sendBody is the part of sendMessage and sendPhoto bodies that is checked.
@@ -87,56 +191,38 @@ type sendBody struct {
 	ParseMode string          `json:"parse_mode"`
 }
 
-// ServeHTTP implements http.Handler.
-func (p *Platform) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	token, method, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/bot"), "/")
-	if !ok || !strings.HasPrefix(r.URL.Path, "/bot") {
-		p.fail(w, http.StatusNotFound, "Not Found")
-		return
+// answer checks one request as the Bot API does and returns the answer's
+// status and body, after the platform's latency when it accepts.
+func (p *Platform) answer(method, path, contentType string, data []byte) (int, []byte) {
+	token, op, ok := strings.Cut(strings.TrimPrefix(path, "/bot"), "/")
+	if !ok || !strings.HasPrefix(path, "/bot") {
+		return p.fail(http.StatusNotFound, "Not Found")
 	}
 	if !p.tokens[token] {
-		p.fail(w, http.StatusUnauthorized, "Unauthorized")
-		return
+		return p.fail(http.StatusUnauthorized, "Unauthorized")
 	}
-	if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		p.fail(w, http.StatusBadRequest, "Bad Request: expected a JSON POST")
-		return
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		return
+	if method != http.MethodPost || !strings.HasPrefix(contentType, "application/json") {
+		return p.fail(http.StatusBadRequest, "Bad Request: expected a JSON POST")
 	}
 	var body sendBody
 	if err := json.Unmarshal(data, &body); err != nil {
-		p.fail(w, http.StatusBadRequest, "Bad Request: can't parse JSON")
-		return
+		return p.fail(http.StatusBadRequest, "Bad Request: can't parse JSON")
 	}
 	chat := string(bytes.Trim(body.ChatID, `"`))
 	switch {
 	case chat == "" || chat == "null":
-		p.fail(w, http.StatusBadRequest, "Bad Request: chat_id is empty")
-		return
-	case method == "sendMessage" && body.Text == "":
-		p.fail(w, http.StatusBadRequest, "Bad Request: message text is empty")
-		return
-	case method == "sendMessage" && body.ParseMode != "" && body.ParseMode != "HTML" && body.ParseMode != "MarkdownV2":
-		p.fail(w, http.StatusBadRequest, "Bad Request: unsupported parse_mode")
-		return
-	case method == "sendPhoto" && body.Photo == "":
-		p.fail(w, http.StatusBadRequest, "Bad Request: there is no photo in the request")
-		return
-	case method != "sendMessage" && method != "sendPhoto":
-		p.fail(w, http.StatusNotFound, "Not Found: method not found")
-		return
+		return p.fail(http.StatusBadRequest, "Bad Request: chat_id is empty")
+	case op == "sendMessage" && body.Text == "":
+		return p.fail(http.StatusBadRequest, "Bad Request: message text is empty")
+	case op == "sendMessage" && body.ParseMode != "" && body.ParseMode != "HTML" && body.ParseMode != "MarkdownV2":
+		return p.fail(http.StatusBadRequest, "Bad Request: unsupported parse_mode")
+	case op == "sendPhoto" && body.Photo == "":
+		return p.fail(http.StatusBadRequest, "Bad Request: there is no photo in the request")
+	case op != "sendMessage" && op != "sendPhoto":
+		return p.fail(http.StatusNotFound, "Not Found: method not found")
 	}
 	if p.latency > 0 {
-		t := time.NewTimer(p.latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+		time.Sleep(p.latency)
 	}
 	id := p.nextID.Add(1)
 	p.delivered.Add(1)
@@ -148,15 +234,12 @@ func (p *Platform) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `,"chat":{"id":`...)
 	b = append(b, body.ChatID...)
 	b = append(b, `}}}`...)
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
+	return http.StatusOK, b
 }
 
-// fail answers with the Bot API's error shape.
-func (p *Platform) fail(w http.ResponseWriter, status int, description string) {
+// fail is the Bot API's error shape.
+func (p *Platform) fail(status int, description string) (int, []byte) {
 	p.refused.Add(1)
 	b, _ := json.Marshal(map[string]any{"ok": false, "error_code": status, "description": description})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	return status, b
 }
