@@ -139,10 +139,13 @@ func (q queries) stmt(ctx context.Context, write bool, query string) (st *sql.St
 	case q.tx != nil:
 		// Not among the prepared statements: prepared on the
 		// transaction's connection, for this once.
-		if st, err = q.tx.PrepareContext(ctx, query); err != nil {
+		// (A variable of its own: were the closure to capture st, st
+		// would move to the heap on every call.)
+		once, err := q.tx.PrepareContext(ctx, query)
+		if err != nil {
 			return nil, nil, err
 		}
-		return st, func() { _ = st.Close() }, nil
+		return once, func() { _ = once.Close() }, nil
 	case st == nil:
 		if st, err = q.store.stmts.prepare(ctx, db, query); err != nil {
 			return nil, nil, err
