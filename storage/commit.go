@@ -25,10 +25,21 @@ import (
 // A batch is what was submitted by the time the previous one committed:
 // an idle store commits a lone transaction at once, a busy one commits
 // many for the price of one.
+//
+// The savepoints cost two statements per function. While functions keep
+// succeeding (calmGroups batches in a row without a failure) a batch runs
+// without them; should a function fail then, the whole batch is rolled
+// back and run again with savepoints, so the outcome is the same. The
+// functions are written to be run more than once (PostgreSQL runs a
+// transaction again after a serialization failure, too).
 
 // maxBatch bounds the transactions committed together, so that one batch
 // cannot keep its first caller waiting for long.
 const maxBatch = 128
+
+// calmGroups is how many batches in a row must commit with no function
+// failing before batches run without savepoints.
+const calmGroups = 32
 
 // txRequest is one caller's transaction.
 type txRequest struct {
@@ -48,6 +59,9 @@ type committer struct {
 	stopped chan struct{}
 
 	grouped atomic.Int64 // transactions committed in a batch of more than one
+	bare    atomic.Int64 // of those, committed in a batch run without savepoints
+	redone  atomic.Int64 // batches run without savepoints that a failure rolled back
+	calm    atomic.Int64 // batches committed in a row with no function failing
 }
 
 func newCommitter(s *Store) *committer {
@@ -190,33 +204,70 @@ func (c *committer) commit(batch []*txRequest) {
 // savepoint, and commits it. It returns each function's outcome, or an
 // error when the transaction itself failed.
 func (c *committer) together(batch []*txRequest) ([]error, error) {
-	bg := context.Background()
-	tx, err := c.s.w.BeginTx(bg, nil)
+	if c.calm.Load() >= calmGroups {
+		results, ok, err := c.group(batch, false)
+		if err != nil || ok {
+			if ok {
+				c.bare.Add(int64(len(batch)))
+			}
+			return results, err
+		}
+		// A function failed: nothing was committed. Each in a savepoint
+		// now, so that it fails alone.
+		c.redone.Add(1)
+	}
+	results, _, err := c.group(batch, true)
 	if err != nil {
 		return nil, err
 	}
+	c.calm.Add(1)
+	for _, e := range results {
+		if e != nil {
+			c.calm.Store(0)
+			break
+		}
+	}
+	return results, nil
+}
+
+// group runs the batch in one transaction and commits it. With savepoints,
+// each function's failure rolls back its own writes and is its result;
+// without, the first failure rolls back the transaction and group reports
+// ok false.
+func (c *committer) group(batch []*txRequest, savepoints bool) (results []error, ok bool, err error) {
+	bg := context.Background()
+	tx, err := c.s.w.BeginTx(bg, nil)
+	if err != nil {
+		return nil, false, err
+	}
 	q := c.s.txQueries(tx)
-	results := make([]error, len(batch))
+	results = make([]error, len(batch))
 	for i, r := range batch {
+		if !savepoints {
+			if ferr := r.fn(context.WithoutCancel(r.ctx), q); ferr != nil {
+				return nil, false, tx.Rollback()
+			}
+			continue
+		}
 		if _, err := q.exec(bg, "SAVEPOINT herald_tx"); err != nil {
 			_ = tx.Rollback()
-			return nil, err
+			return nil, false, err
 		}
 		ferr := r.fn(context.WithoutCancel(r.ctx), q)
 		if ferr != nil {
 			if _, err := q.exec(bg, "ROLLBACK TO SAVEPOINT herald_tx"); err != nil {
 				_ = tx.Rollback()
-				return nil, err
+				return nil, false, err
 			}
 			results[i] = c.s.dialect.classify(ferr)
 		}
 		if _, err := q.exec(bg, "RELEASE SAVEPOINT herald_tx"); err != nil {
 			_ = tx.Rollback()
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return results, nil
+	return results, true, nil
 }

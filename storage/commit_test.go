@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -16,9 +17,12 @@ import (
 // a failed one leaves nothing behind, the others are all there, and the
 // balance and ledger count exactly the successful charges.
 func TestUpdateIsolatesEachTransaction(t *testing.T) {
-	eachBackend(t, func(t *testing.T, dsn string) {
+	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
 		s := open(t, dsn)
 		a, b, tg := seed(t, s, 1000)
+		if calm {
+			storage.Calm(s)
+		}
 		errBoom := errors.New("boom")
 		const n = 90
 		type outcome struct {
@@ -115,7 +119,55 @@ func TestUpdateIsolatesEachTransaction(t *testing.T) {
 		if storage.GroupedTransactions(s) == 0 {
 			t.Errorf("no transaction was committed together with another: the group commit was not exercised")
 		}
+		if calm && storage.RedoneBatches(s) == 0 {
+			t.Errorf("no batch run without savepoints was rolled back and run again: that path was not exercised")
+		}
 	})
+}
+
+// eachCommitMode runs test on each backend and, on SQLite, once more with
+// the committer starting calm: its batches run without savepoints until a
+// function fails.
+func eachCommitMode(t *testing.T, test func(t *testing.T, dsn string, calm bool)) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		test(t, dsn, false)
+		if !storage.IsPostgres(dsn) {
+			t.Run("calm", func(t *testing.T) {
+				test(t, filepath.Join(t.TempDir(), "calm.db"), true)
+			})
+		}
+	})
+}
+
+// TestCalmBatchesCommitEverything: batches run without savepoints commit
+// every transaction in them when none fails.
+func TestCalmBatchesCommitEverything(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "herald.db"))
+	a, b, tg := seed(t, s, 0)
+	storage.Calm(s)
+	jobs := make([]*push.Job, 60)
+	errs := make([]error, len(jobs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range jobs {
+		jobs[i] = newJob(a, b, tg, fmt.Sprint("m", i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = s.Update(ctx, func(ctx context.Context, tx push.Tx) error { return tx.CreateJobs(ctx, []*push.Job{jobs[i]}) })
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, j := range jobs {
+		if _, err := s.Job(ctx, j.ID); errs[i] != nil || err != nil {
+			t.Errorf("transaction %d: %v; its job: %v", i, errs[i], err)
+		}
+	}
+	if storage.BareTransactions(s) == 0 {
+		t.Errorf("no transaction was committed in a batch without savepoints: that path was not exercised")
+	}
 }
 
 // TestBacklogReserveReleaseDoNotDeadlock: reservations (one bot, or two)
@@ -176,9 +228,12 @@ func TestBacklogReserveReleaseDoNotDeadlock(t *testing.T) {
 // its writes are rolled back and the transactions committed with it are
 // not disturbed.
 func TestUpdatePanicStaysWithItsCaller(t *testing.T) {
-	eachBackend(t, func(t *testing.T, dsn string) {
+	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
 		s := open(t, dsn)
 		a, b, tg := seed(t, s, 0)
+		if calm {
+			storage.Calm(s)
+		}
 		jobs := make([]*push.Job, 20)
 		panicked := make([]any, len(jobs))
 		errs := make([]error, len(jobs))
@@ -221,6 +276,9 @@ func TestUpdatePanicStaysWithItsCaller(t *testing.T) {
 		}
 		if !storage.IsPostgres(dsn) && storage.GroupedTransactions(s) == 0 {
 			t.Errorf("no transaction was committed together with another: the group commit was not exercised")
+		}
+		if calm && storage.RedoneBatches(s) == 0 {
+			t.Errorf("no batch run without savepoints was rolled back and run again: that path was not exercised")
 		}
 	})
 }

@@ -12,3 +12,15 @@ func GroupedTransactions(s *Store) int64 {
 // RetriedTransactions returns how many transactions s ran again after the
 // database aborted them (deadlocks, serialization failures).
 func RetriedTransactions(s *Store) int64 { return s.retried.Load() }
+
+// Calm makes s's committer run its next batches without savepoints, as
+// after calmGroups batches without a failure.
+func Calm(s *Store) { s.commit.calm.Store(calmGroups) }
+
+// BareTransactions returns how many transactions s committed in batches
+// run without savepoints.
+func BareTransactions(s *Store) int64 { return s.commit.bare.Load() }
+
+// RedoneBatches returns how many batches run without savepoints a failing
+// function rolled back, to be run again with them.
+func RedoneBatches(s *Store) int64 { return s.commit.redone.Load() }
