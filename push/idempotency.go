@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
 	"strconv"
 	"time"
 )
@@ -65,28 +64,33 @@ type destination struct {
 // Every field is length-prefixed, so no two different requests share a
 // canonical form.
 func fingerprint(kind RequestKind, dests []destination, targetType TargetType, m Message) string {
-	h := sha256.New()
-	writeField(h, string(kind))
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(dests)))
-	h.Write(n[:])
-	for _, d := range dests {
-		binary.BigEndian.PutUint64(n[:], uint64(d.BotID))
-		h.Write(n[:])
-		binary.BigEndian.PutUint64(n[:], uint64(d.TargetID))
-		h.Write(n[:])
+	// The canonical form is built in one buffer and hashed at once: fed
+	// field by field to a hash.Hash, every field's bytes escaped to the
+	// heap.
+	typ, wakeup := strconv.Itoa(int(m.Type)), strconv.FormatBool(m.Wakeup)
+	size := 7*8 + len(kind) + 16*len(dests) + len(targetType) + len(typ) + len(m.Content) + len(m.ImageURL) + len(wakeup)
+	var stack [512]byte
+	b := stack[:0]
+	if size > len(stack) {
+		b = make([]byte, 0, size)
 	}
-	writeField(h, string(targetType))
-	writeField(h, strconv.Itoa(int(m.Type)))
-	writeField(h, m.Content)
-	writeField(h, m.ImageURL)
-	writeField(h, strconv.FormatBool(m.Wakeup))
-	return hex.EncodeToString(h.Sum(nil))
+	b = appendField(b, string(kind))
+	b = binary.BigEndian.AppendUint64(b, uint64(len(dests)))
+	for _, d := range dests {
+		b = binary.BigEndian.AppendUint64(b, uint64(d.BotID))
+		b = binary.BigEndian.AppendUint64(b, uint64(d.TargetID))
+	}
+	b = appendField(b, string(targetType))
+	b = appendField(b, typ)
+	b = appendField(b, m.Content)
+	b = appendField(b, m.ImageURL)
+	b = appendField(b, wakeup)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
-func writeField(h hash.Hash, s string) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
-	h.Write([]byte(s))
+// appendField appends s to b, prefixed with its length.
+func appendField(b []byte, s string) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+	return append(b, s...)
 }
