@@ -19,17 +19,22 @@ type Notifier interface {
 // LocalNotifier is the in-process Notifier: it reaches waiters in the same
 // process only.
 type LocalNotifier struct {
-	mu   sync.Mutex
-	subs map[string]map[*subscription]struct{}
+	mu sync.Mutex
+	// subs are the subscriptions by job id: almost always one per job
+	// (its request), more while resubmissions of it wait too.
+	subs map[string][]*subscription
 }
 
 type subscription struct {
-	ch chan string
+	n      *LocalNotifier
+	ch     chan string
+	jobIDs []string
+	ended  bool // under n.mu
 }
 
 // NewLocalNotifier returns an empty LocalNotifier.
 func NewLocalNotifier() *LocalNotifier {
-	return &LocalNotifier{subs: make(map[string]map[*subscription]struct{})}
+	return &LocalNotifier{subs: make(map[string][]*subscription)}
 }
 
 // Notify implements Notifier.
@@ -37,7 +42,7 @@ func (n *LocalNotifier) Notify(_ context.Context, jobIDs ...string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, id := range jobIDs {
-		for s := range n.subs[id] {
+		for _, s := range n.subs[id] {
 			select {
 			case s.ch <- id:
 			default: // the waiter has enough notices to re-read the store
@@ -49,30 +54,36 @@ func (n *LocalNotifier) Notify(_ context.Context, jobIDs ...string) error {
 
 // Subscribe implements Notifier.
 func (n *LocalNotifier) Subscribe(jobIDs []string) (<-chan string, func()) {
-	s := &subscription{ch: make(chan string, len(jobIDs)+1)}
+	s := &subscription{n: n, ch: make(chan string, len(jobIDs)+1), jobIDs: jobIDs}
 	n.mu.Lock()
 	for _, id := range jobIDs {
-		m := n.subs[id]
-		if m == nil {
-			m = make(map[*subscription]struct{})
-			n.subs[id] = m
-		}
-		m[s] = struct{}{}
+		n.subs[id] = append(n.subs[id], s)
 	}
 	n.mu.Unlock()
-	var once sync.Once
-	return s.ch, func() {
-		once.Do(func() {
-			n.mu.Lock()
-			defer n.mu.Unlock()
-			for _, id := range jobIDs {
-				if m := n.subs[id]; m != nil {
-					delete(m, s)
-					if len(m) == 0 {
-						delete(n.subs, id)
-					}
-				}
+	return s.ch, s.end
+}
+
+// end ends the subscription; a second call does nothing.
+func (s *subscription) end() {
+	n := s.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s.ended {
+		return
+	}
+	s.ended = true
+	for _, id := range s.jobIDs {
+		subs := n.subs[id]
+		for i, o := range subs {
+			if o == s {
+				subs = append(subs[:i], subs[i+1:]...)
+				break
 			}
-		})
+		}
+		if len(subs) == 0 {
+			delete(n.subs, id)
+		} else {
+			n.subs[id] = subs
+		}
 	}
 }

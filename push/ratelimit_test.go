@@ -80,4 +80,18 @@ func TestLocalNotifier(t *testing.T) {
 	if len(n.subs["a"]) != 0 {
 		t.Fatal("subscription left behind")
 	}
+	// The other subscription to b still hears of it, and only it.
+	_ = n.Notify(context.Background(), "b")
+	if got := <-other; got != "b" {
+		t.Fatalf("other got %q after the first ended, want b", got)
+	}
+	select {
+	case id := <-ch:
+		t.Fatalf("the ended subscription got %q", id)
+	default:
+	}
+	stopOther()
+	if len(n.subs) != 0 {
+		t.Fatalf("subscriptions left behind: %v", n.subs)
+	}
 }
