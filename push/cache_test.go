@@ -159,3 +159,33 @@ func TestReplayAnswers(t *testing.T) {
 		t.Fatalf("send with the key after its retention: %+v, %v, want a new send", res, err)
 	}
 }
+
+// TestReplayWhenThePlanFails: a resubmission is not read before it is
+// written, yet it is answered from its record even when the request could
+// no longer be planned (here the server no longer runs the bot's platform,
+// and the reply is not in this engine's memory); a request under a new key
+// gets the refusal, and nothing is written for either.
+func TestReplayWhenThePlanFails(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	h := testkit.New(t, testkit.WithDB(db))
+	f := h.Seed()
+	first, err := send(t, h, f, "plan-1", "hello")
+	if err != nil || first.Jobs[0].State != push.Succeeded {
+		t.Fatalf("send: %+v, %v", first, err)
+	}
+	other := testkit.New(t, testkit.WithDB(db), testkit.WithoutStart(),
+		testkit.WithEngineOptions(func(o *push.Options) { delete(o.Platforms, "telegram") }))
+	res, err := send(t, other, f, "plan-1", "hello")
+	if err != nil || !res.Replayed || len(res.Jobs) != 1 || res.Jobs[0].ID != first.Jobs[0].ID || res.Jobs[0].State != push.Succeeded {
+		t.Fatalf("replay on a server without the platform: %+v, %v", res, err)
+	}
+	if _, err := send(t, other, f, "plan-2", "hello"); push.ReasonOf(err) != "platform_unavailable" {
+		t.Fatalf("a new key on a server without the platform: %v, want platform_unavailable", err)
+	}
+	if k, err := other.Engine.JobsByIdempotencyKey(ctx, f.Account.ID, "plan-2"); push.KindOf(err) != push.NotFound {
+		t.Fatalf("the refused request left a record: %+v, %v", k, err)
+	}
+	if n := h.Telegram.Requests(); n != 1 {
+		t.Fatalf("platform saw %d requests, want 1", n)
+	}
+}
