@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -26,55 +25,12 @@ type httpConn struct {
 	addr    string // host:port to dial
 	host    string // the Host header
 	timeout time.Duration
-	pool    *connPool
+	conns   *connSet // the load's
 
 	c   net.Conn
 	r   *bufio.Reader
 	w   *bufio.Writer
 	req []byte // the request being written, reused
-}
-
-// connPool tracks the load's connections so that halt can cut the
-// requests still waiting.
-type connPool struct {
-	mu     sync.Mutex
-	conns  map[*httpConn]bool
-	closed bool
-}
-
-func (p *connPool) add(h *httpConn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	if p.conns == nil {
-		p.conns = make(map[*httpConn]bool)
-	}
-	p.conns[h] = true
-	return true
-}
-
-func (p *connPool) remove(h *httpConn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.conns, h)
-}
-
-// cut ends every connection's request in flight and refuses new ones.
-func (p *connPool) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	for h := range p.conns {
-		_ = h.c.SetDeadline(time.Unix(1, 0))
-	}
-}
-
-func (p *connPool) isCut() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closed
 }
 
 // errCut is the error of a request cut by halt.
@@ -93,7 +49,7 @@ func (h *httpConn) dial() error {
 		h.r.Reset(c)
 		h.w.Reset(c)
 	}
-	if !h.pool.add(h) {
+	if !h.conns.add(c) {
 		h.close()
 		return errCut
 	}
@@ -102,7 +58,7 @@ func (h *httpConn) dial() error {
 
 func (h *httpConn) close() {
 	if h.c != nil {
-		h.pool.remove(h)
+		h.conns.remove(h.c)
 		_ = h.c.Close()
 		h.c = nil
 	}
@@ -129,7 +85,7 @@ func (h *httpConn) exchange(path string, headers []header, body []byte, out *byt
 			return 0, false, err
 		}
 	}
-	if h.pool.isCut() { // after the deadline: a cut from now on ends the request
+	if h.conns.isEnded() { // after the deadline: a cut from now on ends the request
 		return 0, false, errCut
 	}
 	b := h.req[:0]

@@ -51,7 +51,7 @@ func TestHTTPConnAgainstNetHTTP(t *testing.T) {
 	defer srv.Close()
 
 	host := strings.TrimPrefix(srv.URL, "http://")
-	c := &httpConn{addr: host, host: host, timeout: 5 * time.Second, pool: &connPool{}}
+	c := &httpConn{addr: host, host: host, timeout: 5 * time.Second, conns: &connSet{}}
 	defer c.close()
 	headers := []header{{"Content-Type", "application/json"}, {"Authorization", "Bearer k"}, {"Idempotency-Key", "i-1"}}
 	tests := []struct {
@@ -110,7 +110,7 @@ func TestReadAnswerRefusesMalformed(t *testing.T) {
 	}
 }
 
-// TestHTTPConnCut: cutting the pool ends a request that waits for its
+// TestHTTPConnCut: cutting the load's connections ends a request that waits for its
 // answer, and refuses new connections.
 func TestHTTPConnCut(t *testing.T) {
 	release := make(chan struct{})
@@ -120,15 +120,15 @@ func TestHTTPConnCut(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	host := strings.TrimPrefix(srv.URL, "http://")
-	pool := &connPool{}
-	c := &httpConn{addr: host, host: host, timeout: time.Minute, pool: pool}
+	conns := &connSet{}
+	c := &httpConn{addr: host, host: host, timeout: time.Minute, conns: conns}
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.post("/", nil, nil, new(bytes.Buffer))
 		errc <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
-	pool.cut()
+	conns.cut()
 	select {
 	case err := <-errc:
 		if err == nil {

@@ -73,7 +73,7 @@ type loader struct {
 	raw    []*httpConn  // per worker, for a plain-http server
 	path   string       // the base URL's path, for raw
 	auth   string       // the Authorization header's value
-	pool   connPool
+	conns  connSet
 	win    window
 	live   live
 
@@ -109,7 +109,7 @@ func newLoader(opts loadOptions, sc *scenario) *loader {
 		l.path = strings.TrimSuffix(u.EscapedPath(), "/")
 		l.raw = make([]*httpConn, opts.concurrency+1) // the last one for send outside the workers
 		for i := range l.raw {
-			l.raw[i] = &httpConn{addr: addr, host: u.Host, timeout: opts.timeout, pool: &l.pool}
+			l.raw[i] = &httpConn{addr: addr, host: u.Host, timeout: opts.timeout, conns: &l.conns}
 		}
 	}
 	return l
@@ -247,11 +247,11 @@ func (l *loader) halt(grace time.Duration) {
 	case <-done:
 	case <-t.C:
 		l.cancel()
-		l.pool.cut()
+		l.conns.cut()
 		<-done
 	}
 	l.cancel()
-	l.pool.cut()
+	l.conns.cut()
 	for _, c := range l.raw {
 		c.close()
 	}

@@ -30,10 +30,8 @@ type Platform struct {
 	tokens  map[string]bool // read-only once serving
 	latency time.Duration
 
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	closed bool
-	wg     sync.WaitGroup
+	conns connSet
+	wg    sync.WaitGroup
 
 	delivered atomic.Int64
 	refused   atomic.Int64
@@ -47,7 +45,7 @@ func NewPlatform(latency time.Duration, tokens ...string) (*Platform, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Platform{ln: ln, latency: latency, tokens: make(map[string]bool), conns: make(map[net.Conn]bool)}
+	p := &Platform{ln: ln, latency: latency, tokens: make(map[string]bool)}
 	for _, t := range tokens {
 		p.tokens[t] = true
 	}
@@ -63,15 +61,13 @@ func (p *Platform) accept() {
 		if err != nil {
 			return
 		}
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
+		if !p.conns.add(c) {
 			_ = c.Close()
 			return
 		}
-		p.conns[c] = true
+		// (Close's Wait cannot end before this Add: accept is counted
+		// until it returns.)
 		p.wg.Add(1)
-		p.mu.Unlock()
 		go p.serve(c)
 	}
 }
@@ -79,9 +75,7 @@ func (p *Platform) accept() {
 // serve answers the requests of one connection in turn.
 func (p *Platform) serve(c net.Conn) {
 	defer func() {
-		p.mu.Lock()
-		delete(p.conns, c)
-		p.mu.Unlock()
+		p.conns.remove(c)
 		_ = c.Close()
 		p.wg.Done()
 	}()
@@ -172,13 +166,8 @@ func (p *Platform) Refused() int64 { return p.refused.Load() }
 
 // Close stops the server and ends its connections.
 func (p *Platform) Close() error {
-	p.mu.Lock()
-	p.closed = true
 	err := p.ln.Close()
-	for c := range p.conns {
-		_ = c.Close()
-	}
-	p.mu.Unlock()
+	p.conns.end(func(c net.Conn) { _ = c.Close() })
 	p.wg.Wait()
 	return err
 }
