@@ -88,9 +88,11 @@ func (p *Platform) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		method, rest, ok1 := bytes.Cut(line, []byte(" "))
-		path, proto, ok2 := bytes.Cut(rest, []byte(" "))
-		if !ok1 || !ok2 || !bytes.HasPrefix(proto, []byte("HTTP/1.")) || len(proto) != 8 {
+		// A copy: line lives in the reader's buffer, which reading the
+		// header may move.
+		method, rest, ok1 := strings.Cut(string(line), " ")
+		path, proto, ok2 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 || !strings.HasPrefix(proto, "HTTP/1.") || len(proto) != 8 {
 			p.write(w, http.StatusBadRequest, []byte("malformed request line"), false)
 			return
 		}
@@ -118,7 +120,7 @@ func (p *Platform) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		status, answer := p.answer(string(method), string(path), h.contentType, body.Bytes())
+		status, answer := p.answer(method, path, h.contentType, body.Bytes())
 		if !p.write(w, status, answer, h.keep) || !h.keep {
 			return
 		}
