@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -110,11 +111,14 @@ func TestReadAnswerRefusesMalformed(t *testing.T) {
 	}
 }
 
-// TestHTTPConnCut: cutting the load's connections ends a request that waits for its
-// answer, and refuses new connections.
+// TestHTTPConnCut: cutting the load's connections ends a request that
+// the server holds (it is cut while waiting for its answer, not before it
+// was sent), and refuses new connections.
 func TestHTTPConnCut(t *testing.T) {
 	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
 		<-release
 	}))
 	defer srv.Close()
@@ -127,12 +131,13 @@ func TestHTTPConnCut(t *testing.T) {
 		_, err := c.post("/", nil, nil, new(bytes.Buffer))
 		errc <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-arrived
 	conns.cut()
 	select {
 	case err := <-errc:
-		if err == nil {
-			t.Fatal("a cut request returned no error")
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("a cut request: %v, want the deadline's timeout", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("cut did not end the waiting request")
