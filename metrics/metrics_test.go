@@ -3,7 +3,6 @@ package metrics_test
 import (
 	"context"
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 )

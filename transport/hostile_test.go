@@ -2,10 +2,10 @@ package transport_test
 
 import (
 	"encoding/json"
-	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 )

@@ -3,12 +3,12 @@ package transport_test
 import (
 	"context"
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 )

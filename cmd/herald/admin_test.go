@@ -2,12 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/heraldpush/herald/internal/fake"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 )
 

@@ -115,8 +115,7 @@ func benchServerEnv() []string {
 // engine's defaults (no environment twins), and the secret keys of the
 // environment.
 func benchSeed(ctx context.Context, db string, req bench.SeedRequest) (bench.Seed, error) {
-	var ef engineFlags
-	ef.register(newFlagSet("bench", io.Discard)) // the defaults
+	ef := defaultEngineFlags()
 	ef.db, ef.points, ef.keyFile = db, req.Points, req.KeyFile
 	n, err := openNode(ctx, &ef, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/storage"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,8 +49,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The engine with serve's defaults, on a database of its own, with the
 	// points system on, image downloads allowed from the fakes on loopback,
 	// and sends not paced (the demo sends three messages to one chat in a row).
-	var ef engineFlags
-	ef.register(flag.NewFlagSet("demo", flag.ContinueOnError))
+	ef := defaultEngineFlags()
 	ef.db, ef.points, ef.imageAllow, ef.platformTime, ef.pacing = filepath.Join(dir, "demo.db"), true, "127.0.0.0/8", 10*time.Second, false
 	n, err := openNode(ctx, &ef, 4, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

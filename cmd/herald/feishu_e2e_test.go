@@ -1,10 +1,11 @@
 package main
 
 import (
-	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/heraldpush/herald/internal/fake"
 )
 
 // TestFeishuEndToEnd sends through a running herald serve to a fake

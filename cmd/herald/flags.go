@@ -114,6 +114,15 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.oldKeyFiles, "old-secret-key-files", "", "comma-separated files of earlier secret keys, kept while rotating (HERALD_OLD_SECRET_KEYS gives the keys themselves)")
 }
 
+// defaultEngineFlags returns the engine's settings with their defaults,
+// for the commands that open a node without parsing the engine's flags
+// (demo, and bench's seeding).
+func defaultEngineFlags() engineFlags {
+	var e engineFlags
+	e.register(newFlagSet("defaults", io.Discard))
+	return e
+}
+
 // names lists the flags registered by engineFlags, for env twins.
 func (e *engineFlags) names() map[string]bool {
 	fs := flag.NewFlagSet("", flag.ContinueOnError)

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 )
 

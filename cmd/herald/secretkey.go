@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -111,14 +112,19 @@ func (e *engineFlags) primaryKey(log *slog.Logger) ([]byte, error) {
 
 // readKeyFile reads a key file, refusing one that others can read.
 func readKeyFile(path string) ([]byte, error) {
-	info, err := os.Stat(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if info.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("the secret key file %s can be read by other users (mode %v): chmod 600 it", path, info.Mode().Perm())
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
 	}

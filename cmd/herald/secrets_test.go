@@ -171,14 +171,20 @@ func TestNoSecretAtRestOrInLogs(t *testing.T) {
 	send(tgBot, tgTarget, "tg-fail", 500)
 	// A wrong key and a bad key shape are logged as refusals, not as keys.
 	wrong := "hrd_" + strings.Repeat("W", 40)
-	r := p.Call(t, "GET", "/openapi/queue-request?key=tg", wrong, nil)
-	printed.Write(r.Body)
+	badShape := "sk-" + strings.Repeat("Q", 40)
+	for _, k := range []string{wrong, badShape} {
+		r := p.Call(t, "GET", "/openapi/queue-request?key=tg", k, nil)
+		printed.Write(r.Body)
+		if r.Status != 401 {
+			t.Fatalf("a request with the key %s…: %d %s, want 401", k[:4], r.Status, r.Body)
+		}
+	}
 	if err := p.Terminate(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	printed.WriteString(p.Output())
 
-	secrets = append(secrets, apiKey, apiKey[4:], wrong)
+	secrets = append(secrets, apiKey, apiKey[4:], wrong, badShape)
 	// The database file, and its WAL and shared memory if they are left.
 	stored := map[string][]byte{}
 	for _, f := range []string{db, db + "-wal", db + "-shm"} {
@@ -202,8 +208,8 @@ func TestNoSecretAtRestOrInLogs(t *testing.T) {
 		}
 	}
 	// The run really used the credentials and produced logs to search.
-	if len(tg.Messages()) != 1 || len(fs.Messages()) != 1 || len(nt.Messages()) != 1 || len(dt.Messages()) != 1 || len(sl.Messages()) != 1 {
-		t.Fatalf("deliveries: telegram %d, feishu %d, ntfy %d, dingtalk %d, slack %d", len(tg.Messages()), len(fs.Messages()), len(nt.Messages()), len(dt.Messages()), len(sl.Messages()))
+	if len(tg.Messages()) != 1 || len(fs.Messages()) != 1 || len(wc.Messages()) != 1 || len(nt.Messages()) != 1 || len(dt.Messages()) != 1 || len(sl.Messages()) != 1 {
+		t.Fatalf("deliveries: telegram %d, feishu %d, wecom %d, ntfy %d, dingtalk %d, slack %d", len(tg.Messages()), len(fs.Messages()), len(wc.Messages()), len(nt.Messages()), len(dt.Messages()), len(sl.Messages()))
 	}
 	if !strings.Contains(printed.String(), `"msg":"request"`) || !strings.Contains(printed.String(), "platform_failed") {
 		t.Fatalf("the run printed no request logs to search:\n%s", printed.String())

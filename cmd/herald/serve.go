@@ -35,6 +35,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case nf.workers == 0 && nf.redis == "":
 		return errors.New("--workers 0 (API only) needs --redis: with the embedded queue no other process works the jobs; give --workers 1 or more")
 	}
+	// The certificate is read before the node opens: a bad one stops serve
+	// before the engine starts.
+	var tlsConf *tls.Config
+	if *tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	var m *metrics.Metrics
 	n, log, err := nf.open(ctx, stdout, stderr, func(o *push.Options) {
 		m = metrics.New(metrics.Options{Logger: o.Logger})
@@ -49,14 +59,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := n.eng.Start(ctx); err != nil {
 		return err
 	}
-	scheme := "http"
-	var cert tls.Certificate
-	if *tlsCert != "" {
-		if cert, err = tls.LoadX509KeyPair(*tlsCert, *tlsKey); err != nil {
-			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
-		}
-		scheme = "https"
-	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		_ = n.eng.Stop(context.Background())
@@ -65,9 +67,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	api := transport.New(n.eng, transport.Options{Logger: log, Observer: m, Metrics: m.Handler(), Version: version})
 	srv := transport.NewHTTPServer(*addr, api, nf.syncWait)
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
-	if scheme == "https" {
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		ln = tls.NewListener(ln, srv.TLSConfig)
+	scheme := "http"
+	if tlsConf != nil {
+		srv.TLSConfig = tlsConf
+		ln = tls.NewListener(ln, tlsConf)
+		scheme = "https"
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

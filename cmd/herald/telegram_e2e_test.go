@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"testing"
+
+	"github.com/heraldpush/herald/internal/fake"
 )
 
 // TestTelegramEndToEnd sends Markdown and a photo Telegram cannot fetch by

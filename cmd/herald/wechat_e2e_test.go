@@ -1,12 +1,12 @@
 package main
 
 import (
-	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 )
 

@@ -12,7 +12,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"io"
 	"log/slog"
 	"net/http"
@@ -25,6 +24,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/cluster"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
