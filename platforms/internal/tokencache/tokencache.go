@@ -163,7 +163,10 @@ func (c *Cache) Invalidate(key, value string) {
 // and tries the call once more when a call fails with it.
 type Refused struct{ Err *push.SendError }
 
+// Error is the refusal's text.
 func (e *Refused) Error() string { return e.Err.Error() }
+
+// Unwrap returns the platform's answer, a *push.SendError.
 func (e *Refused) Unwrap() error { return e.Err }
 
 func refused(err error) bool {
