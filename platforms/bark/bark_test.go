@@ -1,13 +1,13 @@
 package bark_test
 
 import (
-	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/platforms/bark"
 	"github.com/heraldpush/herald/platforms/internal/shared"

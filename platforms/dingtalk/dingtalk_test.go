@@ -3,12 +3,12 @@ package dingtalk_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/platforms/dingtalk"
 	"github.com/heraldpush/herald/platforms/internal/pacing"

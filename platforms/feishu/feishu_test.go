@@ -2,7 +2,6 @@ package feishu_test
 
 import (
 	"encoding/json"
-	"github.com/heraldpush/herald/internal/fake"
 	"net/http"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/platforms/feishu"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"

@@ -197,8 +197,13 @@ func (p *Provider) post(ctx context.Context, u, token string, body any) (string,
 // read classifies an answer of Feishu's open platform.
 func read(resp *httpcall.Response) (answer, error) {
 	var a answer
-	if err := httpcall.DecodeOwn(resp, &a, func() bool { return a.Code != nil }, "no code in the answer",
-		httpcall.Origin{Platform: "feishu", Name: "Feishu", Hint: "check api_base", Wait: resetWait(resp)}); err != nil {
+	o := httpcall.Origin{Platform: "feishu", Name: "Feishu", Hint: "check api_base"}
+	if resp.Status == http.StatusTooManyRequests {
+		// Only a 429 waits: every other answer, a send's success
+		// included, is spared reading the header.
+		o.Wait = resetWait(resp)
+	}
+	if err := httpcall.DecodeOwn(resp, &a, func() bool { return a.Code != nil }, "no code in the answer", o); err != nil {
 		return a, err
 	}
 	if *a.Code == 0 && resp.Status < 300 {

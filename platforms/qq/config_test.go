@@ -2,12 +2,12 @@ package qq_test
 
 import (
 	"encoding/json"
-	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"

@@ -2,7 +2,6 @@ package slack_test
 
 import (
 	"encoding/json"
-	"github.com/heraldpush/herald/internal/fake"
 	"net/url"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/platforms/internal/pacing"
 	"github.com/heraldpush/herald/platforms/internal/shared"

@@ -1,12 +1,12 @@
 package telegram_test
 
 import (
-	"github.com/heraldpush/herald/internal/fake"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf16"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/platforms/telegram"
 )
 

@@ -2,12 +2,12 @@ package wechat_test
 
 import (
 	"encoding/json"
-	"github.com/heraldpush/herald/internal/fake"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/wechat"
 	"github.com/heraldpush/herald/push"

@@ -163,13 +163,11 @@ func (c *Cache) Invalidate(key, value string) {
 // and tries the call once more when a call fails with it.
 type Refused struct{ Err *push.SendError }
 
+// Error is the refusal's text.
 func (e *Refused) Error() string { return e.Err.Error() }
-func (e *Refused) Unwrap() error { return e.Err }
 
-func refused(err error) bool {
-	var r *Refused
-	return errors.As(err, &r)
-}
+// Unwrap returns the platform's answer, a *push.SendError.
+func (e *Refused) Unwrap() error { return e.Err }
 
 // DoRefreshing calls call with a token for key. When the call fails with
 // *Refused, the token is dropped, a new one fetched, and call tried once
@@ -183,7 +181,8 @@ func DoRefreshing[T any](ctx context.Context, c *Cache, key string, fetch FetchF
 		return zero, err
 	}
 	v, err := call(ctx, tok)
-	if !refused(err) {
+	var r *Refused
+	if !errors.As(err, &r) {
 		return v, err
 	}
 	c.Invalidate(key, tok)
@@ -191,7 +190,6 @@ func DoRefreshing[T any](ctx context.Context, c *Cache, key string, fetch FetchF
 		return zero, err
 	}
 	v, err = call(ctx, tok)
-	var r *Refused
 	if errors.As(err, &r) {
 		return v, push.DefinitiveError(r.Err.Code, "%s: %s", r.Err.Message, hint)
 	}
