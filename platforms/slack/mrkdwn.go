@@ -23,16 +23,20 @@ type mrkdwn struct {
 	inLink bool // Slack does not nest links
 }
 
+// The replacers are built once (a strings.Replacer is immutable and safe
+// for concurrent use); building one compiles its table, which cost more
+// than the replacing.
+var (
+	textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+	urlEscaper  = strings.NewReplacer("|", "%7C", ">", "%3E", "<", "%3C", " ", "%20")
+)
+
 // EscapeText escapes the three characters Slack's text parser reserves.
-func EscapeText(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+func EscapeText(s string) string { return textEscaper.Replace(s) }
 
 // linkURL makes a URL safe inside <url|text>: the characters that end the
 // URL or the link are percent-encoded.
-func linkURL(u string) string {
-	return strings.NewReplacer("|", "%7C", ">", "%3E", "<", "%3C", " ", "%20").Replace(strings.TrimSpace(u))
-}
+func linkURL(u string) string { return urlEscaper.Replace(strings.TrimSpace(u)) }
 
 // Escape implements mdtext.Dialect.
 func (*mrkdwn) Escape(s string) string { return EscapeText(s) }
