@@ -238,9 +238,10 @@ func (p *Provider) ValidateTarget(raw json.RawMessage, t push.Target) error {
 	return nil
 }
 
-// ValidateMessage implements push.Platform for callers that have no bot at
-// hand: it applies the limits common to both modes (Markdown up to the
-// robot's 4096 bytes). The engine calls ValidateBotMessage instead.
+// ValidateMessage implements push.Platform: the limits of the mode that
+// allows most (Markdown up to the robot's 4096 bytes), for callers that
+// have no bot at hand. The engine then calls ValidateBotMessage for an
+// app's smaller ones.
 func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 	if m.Type == push.Image {
 		if err := p.images.CheckURL(m.ImageURL); err != nil {
@@ -250,18 +251,18 @@ func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 	return checkMessage(m, MaxRobotMarkdown)
 }
 
-// ValidateBotMessage implements push.BotMessageValidator: WeCom's limits
-// for the bot's mode, in bytes of UTF-8, before anything is charged.
+// ValidateBotMessage implements push.BotMessageValidator: an app's limits,
+// in bytes of UTF-8, before anything is charged (called after
+// ValidateMessage, which checked the robot's).
 func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ push.TargetType) error {
 	c, err := p.configs.Get(raw, p.parseConfig)
 	if err != nil {
 		return err
 	}
-	limit := MaxAppMarkdown
 	if c.Mode == ModeRobot {
-		limit = MaxRobotMarkdown
+		return nil // ValidateMessage checked the robot's limits
 	}
-	return checkMessage(m, limit)
+	return checkMessage(m, MaxAppMarkdown)
 }
 
 func checkMessage(m push.Message, markdownLimit int) error {
