@@ -1,11 +1,9 @@
 package fake
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/big"
 	"mime"
 	"net/http"
 	"net/url"
@@ -168,16 +166,6 @@ func (f *Telegram) Messages() []TelegramMessage { return snapshot(&f.mu, &f.mess
 // what it did with it ("answered" covers both accepted messages and the
 // validation errors of the Bot API).
 func (f *Telegram) Log() []TelegramRequest { return snapshot(&f.mu, &f.log) }
-
-func randomSecret(n int) string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
-	b := make([]byte, n)
-	for i := range b {
-		k, _ := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		b[i] = alphabet[k.Int64()]
-	}
-	return string(b)
-}
 
 type tgAnswer struct {
 	OK          bool           `json:"ok"`

@@ -112,7 +112,7 @@ func (f *WeChat) NewApp() (appID, secret string) {
 	defer f.mu.Unlock()
 	f.nextApp++
 	appID = fmt.Sprintf("wx%016x", 0x5eed0000+f.nextApp)
-	secret = strings.ToLower(hex.EncodeToString([]byte(randomSecret(16))))[:32]
+	secret = hex.EncodeToString([]byte(randomSecret(16)))
 	f.apps[appID] = &wxApp{secret: secret}
 	return appID, secret
 }
