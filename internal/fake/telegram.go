@@ -418,11 +418,7 @@ func (f *Telegram) sendMessage(w http.ResponseWriter, token string, p map[string
 	if !f.throttle(w, token, chat) {
 		return
 	}
-	m := TelegramMessage{Token: token, Method: "sendMessage", ChatID: chat, Text: text, ParseMode: p["parse_mode"]}
-	if m.ParseMode == "HTML" {
-		m.EntityProblem = TelegramEntityProblem(text)
-	}
-	f.accept(w, m)
+	f.accept(w, TelegramMessage{Token: token, Method: "sendMessage", ChatID: chat, Text: text, ParseMode: p["parse_mode"]})
 }
 
 func (f *Telegram) sendPhoto(w http.ResponseWriter, token string, p map[string]string, files map[string][]byte) {
@@ -478,11 +474,7 @@ func (f *Telegram) sendPhoto(w http.ResponseWriter, token string, p map[string]s
 	if !f.throttle(w, token, chat) {
 		return
 	}
-	m := TelegramMessage{Token: token, Method: "sendPhoto", ChatID: chat, Text: caption, ParseMode: p["parse_mode"], Photo: photo, PhotoData: data}
-	if m.ParseMode == "HTML" {
-		m.EntityProblem = TelegramEntityProblem(caption)
-	}
-	f.accept(w, m)
+	f.accept(w, TelegramMessage{Token: token, Method: "sendPhoto", ChatID: chat, Text: caption, ParseMode: p["parse_mode"], Photo: photo, PhotoData: data})
 }
 
 // fetchPhoto downloads a photo URL as Telegram's servers do, returning
@@ -508,7 +500,12 @@ func fetchPhoto(u string) ([]byte, string) {
 	return data, ""
 }
 
+// accept records a message that passed the checks, with what Telegram
+// would drop from its HTML entities, and answers it.
 func (f *Telegram) accept(w http.ResponseWriter, m TelegramMessage) {
+	if m.ParseMode == "HTML" {
+		m.EntityProblem = TelegramEntityProblem(m.Text)
+	}
 	f.mu.Lock()
 	f.nextID[m.ChatID]++
 	m.MessageID = f.nextID[m.ChatID]
