@@ -236,45 +236,50 @@ func (f *Feishu) handle(w http.ResponseWriter, r *http.Request) {
 		dropConnection(w)
 		return
 	}
-	if fault != nil && !fault.Process {
+	if fault == nil || !fault.Process {
 		if !f.wait(r, nil, delay) {
 			return
 		}
-		if fault.Drop || fault.Body != "" || fault.Code != 0 || fault.Status != 0 {
+		if fault != nil && fault.answers() {
 			writeFeishuFault(w, fault)
 			return
 		}
-		delay = 0
-	}
-	rec := httptest.NewRecorder()
-	var out http.ResponseWriter = w
-	if fault != nil && fault.Process {
-		out = rec // act, then wait and answer (or drop) as scripted
-	} else if !f.wait(r, nil, delay) {
+		f.act(op, w, r, body)
 		return
 	}
+	// Act, then wait and answer (or drop) as scripted.
+	rec := httptest.NewRecorder()
+	f.act(op, rec, r, body)
+	if !f.wait(r, nil, delay) {
+		return
+	}
+	if fault.answers() {
+		writeFeishuFault(w, fault)
+		return
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// act handles a request of op.
+func (f *Feishu) act(op string, w http.ResponseWriter, r *http.Request, body []byte) {
 	switch op {
 	case FeishuOpToken:
-		f.token(out, r, body)
+		f.token(w, r, body)
 	case FeishuOpUpload:
-		f.upload(out, r, body)
+		f.upload(w, r, body)
 	case FeishuOpSend:
-		f.send(out, r, body)
+		f.send(w, r, body)
 	}
-	if out == rec {
-		if !f.wait(r, nil, delay) {
-			return
-		}
-		if fault.Drop || fault.Body != "" || fault.Code != 0 || fault.Status != 0 {
-			writeFeishuFault(w, fault)
-			return
-		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
-	}
+}
+
+// answers reports whether the fault replaces the answer (rather than only
+// delaying it).
+func (fault *FeishuFault) answers() bool {
+	return fault.Drop || fault.Body != "" || fault.Code != 0 || fault.Status != 0
 }
 
 // writeFeishuFault answers a scripted fault.
