@@ -282,25 +282,27 @@ func (f *WeCom) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rec := httptest.NewRecorder()
-	var out http.ResponseWriter = w
-	if fault != nil && fault.Drop {
-		out = rec // act, then drop the answer
+	if fault != nil && fault.Drop { // with Process: act, then drop the answer
+		f.act(httptest.NewRecorder(), r, body, fault)
+		dropConnection(w)
+		return
 	}
+	f.act(w, r, body, fault)
+}
+
+// act handles a request by its path.
+func (f *WeCom) act(w http.ResponseWriter, r *http.Request, body []byte, fault *WeComFault) {
 	switch r.URL.Path {
 	case "/cgi-bin/gettoken":
-		f.getToken(out, r)
+		f.getToken(w, r)
 	case "/cgi-bin/media/upload":
-		f.upload(out, r, body)
+		f.upload(w, r, body)
 	case "/cgi-bin/message/send":
-		f.appSend(out, r, body, fault)
+		f.appSend(w, r, body, fault)
 	case "/cgi-bin/appchat/send":
-		f.appchatSend(out, r, body)
+		f.appchatSend(w, r, body)
 	case "/cgi-bin/webhook/send":
-		f.webhookSend(out, r, body)
-	}
-	if out == rec {
-		dropConnection(w)
+		f.webhookSend(w, r, body)
 	}
 }
 
@@ -591,7 +593,7 @@ func (f *WeCom) appSend(w http.ResponseWriter, r *http.Request, body []byte, fau
 	}
 	f.mu.Unlock()
 	if fault != nil && fault.InvalidUser {
-		invalid, valid = append(invalid, valid...), nil
+		invalid = append(invalid, valid...)
 		wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "invaliduser": strings.Join(invalid, "|"), "msgid": "pN3x" + randomSecret(24)})
 		return
 	}
