@@ -350,18 +350,15 @@ func (f *Feishu) token(w http.ResponseWriter, r *http.Request, body []byte) {
 
 // auth checks the bearer token and returns its app.
 func (f *Feishu) auth(w http.ResponseWriter, r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if h == "" || !ok || tok == "" {
+	switch t, state := f.check(authToken(r, "Bearer ")); state {
+	case tokenMissing:
 		feishuErr(w, http.StatusBadRequest, 99991661, "Missing access token for authorization. Please make a request with token attached.")
-		return "", false
-	}
-	t, known := f.lookup(tok)
-	if !known || !time.Now().Before(t.expires) {
+	case tokenLive:
+		return t.owner, true
+	default:
 		feishuErr(w, http.StatusBadRequest, 99991663, "Invalid access token for authorization. Please make a request with token attached.")
-		return "", false
 	}
-	return t.owner, true
+	return "", false
 }
 
 func (f *Feishu) upload(w http.ResponseWriter, r *http.Request, body []byte) {

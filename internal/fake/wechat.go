@@ -320,9 +320,9 @@ func (f *WeChat) stableToken(w http.ResponseWriter, r *http.Request, body []byte
 	if app == nil {
 		return
 	}
-	cur, live := f.lookup(app.stable)
+	cur, state := f.check(app.stable)
 	force := req.ForceRefresh != nil && *req.ForceRefresh
-	if force || !live || !time.Now().Before(cur.expires) {
+	if force || state != tokenLive {
 		if force {
 			f.retire(app.stable)
 		}
@@ -338,21 +338,18 @@ func (f *WeChat) auth(w http.ResponseWriter, r *http.Request) (string, bool) {
 		wxError(w, 43002, "require POST method")
 		return "", false
 	}
-	tok := r.URL.Query().Get("access_token")
-	if tok == "" {
+	t, state := f.check(r.URL.Query().Get("access_token"))
+	switch state {
+	case tokenMissing:
 		wxError(w, 41001, "access_token missing")
-		return "", false
-	}
-	t, known := f.lookup(tok)
-	switch {
-	case !known:
+	case tokenUnknown:
 		wxError(w, 40001, "invalid credential, access_token is invalid or not latest")
-		return "", false
-	case !time.Now().Before(t.expires):
+	case tokenExpired:
 		wxError(w, 42001, "access_token expired")
-		return "", false
+	default:
+		return t.owner, true
 	}
-	return t.owner, true
+	return "", false
 }
 
 func (f *WeChat) upload(w http.ResponseWriter, r *http.Request, appID string, body []byte) {

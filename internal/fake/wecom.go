@@ -339,13 +339,12 @@ func (f *WeCom) getToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Within its validity the same token is returned, with the time left.
-	if tok := corp.tokenByApp[agentID]; tok != "" {
-		if t, _ := f.lookup(tok); time.Now().Before(t.expires) {
-			wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "access_token": tok, "expires_in": int(time.Until(t.expires).Seconds())})
-			return
-		}
+	tok := corp.tokenByApp[agentID]
+	if t, state := f.check(tok); state == tokenLive {
+		wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "access_token": tok, "expires_in": int(time.Until(t.expires).Seconds())})
+		return
 	}
-	tok := randomSecret(64)
+	tok = randomSecret(64)
 	f.issue(tok, corpID, agentID)
 	corp.tokenByApp[agentID] = tok
 	wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "access_token": tok, "expires_in": int(f.ttl().Seconds())})
@@ -353,14 +352,13 @@ func (f *WeCom) getToken(w http.ResponseWriter, r *http.Request) {
 
 // auth checks ?access_token= and returns its app.
 func (f *WeCom) auth(w http.ResponseWriter, r *http.Request) (issuedToken, bool) {
-	tok := r.URL.Query().Get("access_token")
-	t, ok := f.lookup(tok)
-	switch {
-	case tok == "":
+	t, state := f.check(r.URL.Query().Get("access_token"))
+	switch state {
+	case tokenMissing:
 		wecomErr(w, 41001, "access_token missing")
-	case !ok:
+	case tokenUnknown:
 		wecomErr(w, 40014, "invalid access_token")
-	case !time.Now().Before(t.expires):
+	case tokenExpired:
 		wecomErr(w, 42001, "access_token expired")
 	default:
 		return t, true
