@@ -2,6 +2,7 @@ package fake
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -284,10 +285,7 @@ func (fault *FeishuFault) answers() bool {
 
 // writeFeishuFault answers a scripted fault.
 func writeFeishuFault(w http.ResponseWriter, fault *FeishuFault) {
-	status := fault.Status
-	if status == 0 {
-		status = http.StatusBadRequest
-	}
+	status := cmp.Or(fault.Status, http.StatusBadRequest)
 	switch {
 	case fault.Drop:
 		dropConnection(w)
@@ -299,11 +297,7 @@ func writeFeishuFault(w http.ResponseWriter, fault *FeishuFault) {
 			w.Header().Set("x-ogw-ratelimit-limit", "5")
 			w.Header().Set("x-ogw-ratelimit-reset", strconv.Itoa(fault.RetryAfter))
 		}
-		msg := fault.Msg
-		if msg == "" {
-			msg = fmt.Sprintf("scripted error %d", fault.Code)
-		}
-		feishuErr(w, status, fault.Code, msg)
+		feishuErr(w, status, fault.Code, cmp.Or(fault.Msg, fmt.Sprintf("scripted error %d", fault.Code)))
 	}
 }
 

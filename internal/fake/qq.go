@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -203,11 +204,7 @@ func (f *QQ) Uploads() []QQUpload { return snapshot(&f.mu, &f.uploads) }
 // each, in order.
 func (f *QQ) Fail(faults ...QQFault) {
 	for _, q := range faults {
-		on := q.On
-		if on == "" {
-			on = "messages"
-		}
-		f.enqueue(on, 0, q)
+		f.enqueue(cmp.Or(q.On, "messages"), 0, q)
 	}
 }
 

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -174,11 +175,7 @@ func (f *WeChat) Uploads() []WeChatMedia { return snapshot(&f.mu, &f.uploads) }
 // Fail makes the next requests to each fault's endpoint answer it.
 func (f *WeChat) Fail(faults ...WeChatFault) {
 	for _, q := range faults {
-		on := q.On
-		if on == "" {
-			on = "send"
-		}
-		f.enqueue(on, q.After, q)
+		f.enqueue(cmp.Or(q.On, "send"), q.After, q)
 	}
 }
 
@@ -218,10 +215,7 @@ func (f *WeChat) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fault := c.fault; fault != nil {
-		status := fault.Status
-		if status == 0 {
-			status = http.StatusOK
-		}
+		status := cmp.Or(fault.Status, http.StatusOK)
 		if fault.Body != "" {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(status)

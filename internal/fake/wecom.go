@@ -2,6 +2,7 @@ package fake
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
@@ -274,11 +275,7 @@ func (f *WeCom) handle(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, fault.Body)
 			return
 		case fault.ErrCode != 0:
-			msg := fault.ErrMsg
-			if msg == "" {
-				msg = fmt.Sprintf("scripted error %d", fault.ErrCode)
-			}
-			wecomErr(w, fault.ErrCode, msg)
+			wecomErr(w, fault.ErrCode, cmp.Or(fault.ErrMsg, fmt.Sprintf("scripted error %d", fault.ErrCode)))
 			return
 		}
 	}
