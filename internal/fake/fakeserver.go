@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -276,6 +277,12 @@ func snapshot[T any](mu *sync.Mutex, list *[]T) []T {
 	mu.Lock()
 	defer mu.Unlock()
 	return append([]T(nil), *list...)
+}
+
+// recent keeps, in place, the times of sends less than window before now:
+// what a rate limit counts.
+func recent(sends []time.Time, now time.Time, window time.Duration) []time.Time {
+	return slices.DeleteFunc(sends, func(t time.Time) bool { return now.Sub(t) >= window })
 }
 
 // dropConnection closes the client's connection without an answer.

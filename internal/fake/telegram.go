@@ -344,18 +344,9 @@ func (f *Telegram) throttle(w http.ResponseWriter, token, chat string) bool {
 		return true
 	}
 	now := time.Now()
-	keep := func(ts []time.Time, window time.Duration) []time.Time {
-		out := ts[:0]
-		for _, t := range ts {
-			if now.Sub(t) < window {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
 	chatKey := token + "/" + chat
-	f.chatSends[chatKey] = keep(f.chatSends[chatKey], time.Minute)
-	f.botSends[token] = keep(f.botSends[token], time.Second)
+	f.chatSends[chatKey] = recent(f.chatSends[chatKey], now, time.Minute)
+	f.botSends[token] = recent(f.botSends[token], now, time.Second)
 	var wait time.Duration
 	cs := f.chatSends[chatKey]
 	private := !strings.HasPrefix(chat, "-") && !strings.HasPrefix(chat, "@")
