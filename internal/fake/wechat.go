@@ -186,8 +186,11 @@ func wxWrite(w http.ResponseWriter, v any) {
 }
 
 func wxError(w http.ResponseWriter, code int, msg string) {
-	wxWrite(w, map[string]any{"errcode": code, "errmsg": msg + " rid: " + strings.ToLower(randomSecret(8))})
+	wxWrite(w, map[string]any{"errcode": code, "errmsg": wxErrMsg(msg)})
 }
+
+// wxErrMsg is an errmsg as WeChat words it: the text and a request id.
+func wxErrMsg(msg string) string { return msg + " rid: " + strings.ToLower(randomSecret(8)) }
 
 func (f *WeChat) handle(w http.ResponseWriter, r *http.Request) {
 	var on string
@@ -224,7 +227,7 @@ func (f *WeChat) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]any{"errcode": fault.ErrCode, "errmsg": fault.ErrMsg + " rid: " + strings.ToLower(randomSecret(8))})
+		_ = json.NewEncoder(w).Encode(map[string]any{"errcode": fault.ErrCode, "errmsg": wxErrMsg(fault.ErrMsg)})
 		return
 	}
 	switch r.URL.Path {
