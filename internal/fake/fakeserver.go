@@ -300,13 +300,9 @@ func dropConnection(w http.ResponseWriter) {
 func writeJSONAnswer(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = jsonEncode(w, v)
-}
-
-func jsonEncode(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	_ = enc.Encode(v)
 }
 
 // nopBody makes a request body of bytes already read.
