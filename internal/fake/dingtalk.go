@@ -199,14 +199,8 @@ func (f *DingTalk) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 		dingAnswer(w, 130101, "send too fast, exceed 20 times per minute")
 		return
 	}
-	recent := robot.sent[:0]
-	for _, t := range robot.sent {
-		if now.Sub(t) < time.Minute {
-			recent = append(recent, t)
-		}
-	}
-	robot.sent = recent
-	if len(recent) >= 20 {
+	robot.sent = recent(robot.sent, now, time.Minute)
+	if len(robot.sent) >= 20 {
 		robot.throttledUntil = now.Add(10 * time.Minute)
 		dingAnswer(w, 130101, "send too fast, exceed 20 times per minute")
 		return

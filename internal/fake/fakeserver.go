@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -278,6 +279,12 @@ func snapshot[T any](mu *sync.Mutex, list *[]T) []T {
 	return append([]T(nil), *list...)
 }
 
+// recent keeps, in place, the times of sends less than window before now:
+// what a rate limit counts.
+func recent(sends []time.Time, now time.Time, window time.Duration) []time.Time {
+	return slices.DeleteFunc(sends, func(t time.Time) bool { return now.Sub(t) >= window })
+}
+
 // dropConnection closes the client's connection without an answer.
 func dropConnection(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {
@@ -293,13 +300,9 @@ func dropConnection(w http.ResponseWriter) {
 func writeJSONAnswer(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = jsonEncode(w, v)
-}
-
-func jsonEncode(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	_ = enc.Encode(v)
 }
 
 // nopBody makes a request body of bytes already read.

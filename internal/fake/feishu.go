@@ -2,6 +2,7 @@ package fake
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -236,53 +237,55 @@ func (f *Feishu) handle(w http.ResponseWriter, r *http.Request) {
 		dropConnection(w)
 		return
 	}
-	if fault != nil && !fault.Process {
+	if fault == nil || !fault.Process {
 		if !f.wait(r, nil, delay) {
 			return
 		}
-		if fault.Drop || fault.Body != "" || fault.Code != 0 || fault.Status != 0 {
+		if fault != nil && fault.answers() {
 			writeFeishuFault(w, fault)
 			return
 		}
-		delay = 0
-	}
-	rec := httptest.NewRecorder()
-	var out http.ResponseWriter = w
-	if fault != nil && fault.Process {
-		out = rec // act, then wait and answer (or drop) as scripted
-	} else if !f.wait(r, nil, delay) {
+		f.act(op, w, r, body)
 		return
 	}
+	// Act, then wait and answer (or drop) as scripted.
+	rec := httptest.NewRecorder()
+	f.act(op, rec, r, body)
+	if !f.wait(r, nil, delay) {
+		return
+	}
+	if fault.answers() {
+		writeFeishuFault(w, fault)
+		return
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// act handles a request of op.
+func (f *Feishu) act(op string, w http.ResponseWriter, r *http.Request, body []byte) {
 	switch op {
 	case FeishuOpToken:
-		f.token(out, r, body)
+		f.token(w, r, body)
 	case FeishuOpUpload:
-		f.upload(out, r, body)
+		f.upload(w, r, body)
 	case FeishuOpSend:
-		f.send(out, r, body)
+		f.send(w, r, body)
 	}
-	if out == rec {
-		if !f.wait(r, nil, delay) {
-			return
-		}
-		if fault.Drop || fault.Body != "" || fault.Code != 0 || fault.Status != 0 {
-			writeFeishuFault(w, fault)
-			return
-		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
-	}
+}
+
+// answers reports whether the fault replaces the answer (rather than only
+// delaying it).
+func (fault *FeishuFault) answers() bool {
+	return fault.Drop || fault.Body != "" || fault.Code != 0 || fault.Status != 0
 }
 
 // writeFeishuFault answers a scripted fault.
 func writeFeishuFault(w http.ResponseWriter, fault *FeishuFault) {
-	status := fault.Status
-	if status == 0 {
-		status = http.StatusBadRequest
-	}
+	status := cmp.Or(fault.Status, http.StatusBadRequest)
 	switch {
 	case fault.Drop:
 		dropConnection(w)
@@ -294,11 +297,7 @@ func writeFeishuFault(w http.ResponseWriter, fault *FeishuFault) {
 			w.Header().Set("x-ogw-ratelimit-limit", "5")
 			w.Header().Set("x-ogw-ratelimit-reset", strconv.Itoa(fault.RetryAfter))
 		}
-		msg := fault.Msg
-		if msg == "" {
-			msg = fmt.Sprintf("scripted error %d", fault.Code)
-		}
-		feishuErr(w, status, fault.Code, msg)
+		feishuErr(w, status, fault.Code, cmp.Or(fault.Msg, fmt.Sprintf("scripted error %d", fault.Code)))
 	}
 }
 
@@ -345,18 +344,15 @@ func (f *Feishu) token(w http.ResponseWriter, r *http.Request, body []byte) {
 
 // auth checks the bearer token and returns its app.
 func (f *Feishu) auth(w http.ResponseWriter, r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if h == "" || !ok || tok == "" {
+	switch t, state := f.check(authToken(r, "Bearer ")); state {
+	case tokenMissing:
 		feishuErr(w, http.StatusBadRequest, 99991661, "Missing access token for authorization. Please make a request with token attached.")
-		return "", false
-	}
-	t, known := f.lookup(tok)
-	if !known || !time.Now().Before(t.expires) {
+	case tokenLive:
+		return t.owner, true
+	default:
 		feishuErr(w, http.StatusBadRequest, 99991663, "Invalid access token for authorization. Please make a request with token attached.")
-		return "", false
 	}
-	return t.owner, true
+	return "", false
 }
 
 func (f *Feishu) upload(w http.ResponseWriter, r *http.Request, body []byte) {

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -203,11 +204,7 @@ func (f *QQ) Uploads() []QQUpload { return snapshot(&f.mu, &f.uploads) }
 // each, in order.
 func (f *QQ) Fail(faults ...QQFault) {
 	for _, q := range faults {
-		on := q.On
-		if on == "" {
-			on = "messages"
-		}
-		f.enqueue(on, 0, q)
+		f.enqueue(cmp.Or(q.On, "messages"), 0, q)
 	}
 }
 
@@ -340,18 +337,15 @@ func (f *QQ) token(w http.ResponseWriter, r *http.Request, body []byte) {
 
 // auth checks the QQBot token and returns its app.
 func (f *QQ) auth(w http.ResponseWriter, r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "QQBot ")
-	if h == "" || !ok || tok == "" {
+	switch t, state := f.check(authToken(r, "QQBot ")); state {
+	case tokenMissing:
 		qqError(w, http.StatusUnauthorized, 11241, "wrong token")
-		return "", false
-	}
-	t, known := f.lookup(tok)
-	if !known || !time.Now().Before(t.expires) {
+	case tokenLive:
+		return t.owner, true
+	default:
 		qqError(w, http.StatusUnauthorized, 11244, "token not exist or expire")
-		return "", false
 	}
-	return t.owner, true
+	return "", false
 }
 
 func jsonInt(v any) (int, bool) {

@@ -1,11 +1,9 @@
 package fake
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/big"
 	"mime"
 	"net/http"
 	"net/url"
@@ -168,16 +166,6 @@ func (f *Telegram) Messages() []TelegramMessage { return snapshot(&f.mu, &f.mess
 // what it did with it ("answered" covers both accepted messages and the
 // validation errors of the Bot API).
 func (f *Telegram) Log() []TelegramRequest { return snapshot(&f.mu, &f.log) }
-
-func randomSecret(n int) string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
-	b := make([]byte, n)
-	for i := range b {
-		k, _ := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		b[i] = alphabet[k.Int64()]
-	}
-	return string(b)
-}
 
 type tgAnswer struct {
 	OK          bool           `json:"ok"`
@@ -356,18 +344,9 @@ func (f *Telegram) throttle(w http.ResponseWriter, token, chat string) bool {
 		return true
 	}
 	now := time.Now()
-	keep := func(ts []time.Time, window time.Duration) []time.Time {
-		out := ts[:0]
-		for _, t := range ts {
-			if now.Sub(t) < window {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
 	chatKey := token + "/" + chat
-	f.chatSends[chatKey] = keep(f.chatSends[chatKey], time.Minute)
-	f.botSends[token] = keep(f.botSends[token], time.Second)
+	f.chatSends[chatKey] = recent(f.chatSends[chatKey], now, time.Minute)
+	f.botSends[token] = recent(f.botSends[token], now, time.Second)
 	var wait time.Duration
 	cs := f.chatSends[chatKey]
 	private := !strings.HasPrefix(chat, "-") && !strings.HasPrefix(chat, "@")
@@ -430,11 +409,7 @@ func (f *Telegram) sendMessage(w http.ResponseWriter, token string, p map[string
 	if !f.throttle(w, token, chat) {
 		return
 	}
-	m := TelegramMessage{Token: token, Method: "sendMessage", ChatID: chat, Text: text, ParseMode: p["parse_mode"]}
-	if m.ParseMode == "HTML" {
-		m.EntityProblem = TelegramEntityProblem(text)
-	}
-	f.accept(w, m)
+	f.accept(w, TelegramMessage{Token: token, Method: "sendMessage", ChatID: chat, Text: text, ParseMode: p["parse_mode"]})
 }
 
 func (f *Telegram) sendPhoto(w http.ResponseWriter, token string, p map[string]string, files map[string][]byte) {
@@ -490,11 +465,7 @@ func (f *Telegram) sendPhoto(w http.ResponseWriter, token string, p map[string]s
 	if !f.throttle(w, token, chat) {
 		return
 	}
-	m := TelegramMessage{Token: token, Method: "sendPhoto", ChatID: chat, Text: caption, ParseMode: p["parse_mode"], Photo: photo, PhotoData: data}
-	if m.ParseMode == "HTML" {
-		m.EntityProblem = TelegramEntityProblem(caption)
-	}
-	f.accept(w, m)
+	f.accept(w, TelegramMessage{Token: token, Method: "sendPhoto", ChatID: chat, Text: caption, ParseMode: p["parse_mode"], Photo: photo, PhotoData: data})
 }
 
 // fetchPhoto downloads a photo URL as Telegram's servers do, returning
@@ -520,7 +491,12 @@ func fetchPhoto(u string) ([]byte, string) {
 	return data, ""
 }
 
+// accept records a message that passed the checks, with what Telegram
+// would drop from its HTML entities, and answers it.
 func (f *Telegram) accept(w http.ResponseWriter, m TelegramMessage) {
+	if m.ParseMode == "HTML" {
+		m.EntityProblem = TelegramEntityProblem(m.Text)
+	}
 	f.mu.Lock()
 	f.nextID[m.ChatID]++
 	m.MessageID = f.nextID[m.ChatID]

@@ -1,6 +1,8 @@
 package fake
 
 import (
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -89,4 +91,38 @@ func (b *tokenBook) shorten(tok string, until time.Time) {
 		t.expires = until
 		b.issued[tok] = t
 	}
+}
+
+// tokenState is what a token book makes of a token a request presented.
+type tokenState int
+
+const (
+	tokenMissing tokenState = iota // the request presented none
+	tokenUnknown                   // never issued
+	tokenExpired
+	tokenLive
+)
+
+// check looks up a token a request presented ("" for none).
+func (b *tokenBook) check(tok string) (issuedToken, tokenState) {
+	if tok == "" {
+		return issuedToken{}, tokenMissing
+	}
+	t, ok := b.lookup(tok)
+	switch {
+	case !ok:
+		return t, tokenUnknown
+	case !time.Now().Before(t.expires):
+		return t, tokenExpired
+	}
+	return t, tokenLive
+}
+
+// authToken is the token of an Authorization header in the scheme (e.g.
+// "Bearer "), or "" when the header has none in it.
+func authToken(r *http.Request, scheme string) string {
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), scheme); ok {
+		return tok
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -112,7 +113,7 @@ func (f *WeChat) NewApp() (appID, secret string) {
 	defer f.mu.Unlock()
 	f.nextApp++
 	appID = fmt.Sprintf("wx%016x", 0x5eed0000+f.nextApp)
-	secret = strings.ToLower(hex.EncodeToString([]byte(randomSecret(16))))[:32]
+	secret = hex.EncodeToString([]byte(randomSecret(16)))
 	f.apps[appID] = &wxApp{secret: secret}
 	return appID, secret
 }
@@ -174,11 +175,7 @@ func (f *WeChat) Uploads() []WeChatMedia { return snapshot(&f.mu, &f.uploads) }
 // Fail makes the next requests to each fault's endpoint answer it.
 func (f *WeChat) Fail(faults ...WeChatFault) {
 	for _, q := range faults {
-		on := q.On
-		if on == "" {
-			on = "send"
-		}
-		f.enqueue(on, q.After, q)
+		f.enqueue(cmp.Or(q.On, "send"), q.After, q)
 	}
 }
 
@@ -189,8 +186,11 @@ func wxWrite(w http.ResponseWriter, v any) {
 }
 
 func wxError(w http.ResponseWriter, code int, msg string) {
-	wxWrite(w, map[string]any{"errcode": code, "errmsg": msg + " rid: " + strings.ToLower(randomSecret(8))})
+	wxWrite(w, map[string]any{"errcode": code, "errmsg": wxErrMsg(msg)})
 }
+
+// wxErrMsg is an errmsg as WeChat words it: the text and a request id.
+func wxErrMsg(msg string) string { return msg + " rid: " + strings.ToLower(randomSecret(8)) }
 
 func (f *WeChat) handle(w http.ResponseWriter, r *http.Request) {
 	var on string
@@ -218,10 +218,7 @@ func (f *WeChat) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fault := c.fault; fault != nil {
-		status := fault.Status
-		if status == 0 {
-			status = http.StatusOK
-		}
+		status := cmp.Or(fault.Status, http.StatusOK)
 		if fault.Body != "" {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(status)
@@ -230,7 +227,7 @@ func (f *WeChat) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]any{"errcode": fault.ErrCode, "errmsg": fault.ErrMsg + " rid: " + strings.ToLower(randomSecret(8))})
+		_ = json.NewEncoder(w).Encode(map[string]any{"errcode": fault.ErrCode, "errmsg": wxErrMsg(fault.ErrMsg)})
 		return
 	}
 	switch r.URL.Path {
@@ -320,9 +317,9 @@ func (f *WeChat) stableToken(w http.ResponseWriter, r *http.Request, body []byte
 	if app == nil {
 		return
 	}
-	cur, live := f.lookup(app.stable)
+	cur, state := f.check(app.stable)
 	force := req.ForceRefresh != nil && *req.ForceRefresh
-	if force || !live || !time.Now().Before(cur.expires) {
+	if force || state != tokenLive {
 		if force {
 			f.retire(app.stable)
 		}
@@ -338,21 +335,18 @@ func (f *WeChat) auth(w http.ResponseWriter, r *http.Request) (string, bool) {
 		wxError(w, 43002, "require POST method")
 		return "", false
 	}
-	tok := r.URL.Query().Get("access_token")
-	if tok == "" {
+	t, state := f.check(r.URL.Query().Get("access_token"))
+	switch state {
+	case tokenMissing:
 		wxError(w, 41001, "access_token missing")
-		return "", false
-	}
-	t, known := f.lookup(tok)
-	switch {
-	case !known:
+	case tokenUnknown:
 		wxError(w, 40001, "invalid credential, access_token is invalid or not latest")
-		return "", false
-	case !time.Now().Before(t.expires):
+	case tokenExpired:
 		wxError(w, 42001, "access_token expired")
-		return "", false
+	default:
+		return t.owner, true
 	}
-	return t.owner, true
+	return "", false
 }
 
 func (f *WeChat) upload(w http.ResponseWriter, r *http.Request, appID string, body []byte) {

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
@@ -274,33 +275,31 @@ func (f *WeCom) handle(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, fault.Body)
 			return
 		case fault.ErrCode != 0:
-			msg := fault.ErrMsg
-			if msg == "" {
-				msg = fmt.Sprintf("scripted error %d", fault.ErrCode)
-			}
-			wecomErr(w, fault.ErrCode, msg)
+			wecomErr(w, fault.ErrCode, cmp.Or(fault.ErrMsg, fmt.Sprintf("scripted error %d", fault.ErrCode)))
 			return
 		}
 	}
-	rec := httptest.NewRecorder()
-	var out http.ResponseWriter = w
-	if fault != nil && fault.Drop {
-		out = rec // act, then drop the answer
+	if fault != nil && fault.Drop { // with Process: act, then drop the answer
+		f.act(httptest.NewRecorder(), r, body, fault)
+		dropConnection(w)
+		return
 	}
+	f.act(w, r, body, fault)
+}
+
+// act handles a request by its path.
+func (f *WeCom) act(w http.ResponseWriter, r *http.Request, body []byte, fault *WeComFault) {
 	switch r.URL.Path {
 	case "/cgi-bin/gettoken":
-		f.getToken(out, r)
+		f.getToken(w, r)
 	case "/cgi-bin/media/upload":
-		f.upload(out, r, body)
+		f.upload(w, r, body)
 	case "/cgi-bin/message/send":
-		f.appSend(out, r, body, fault)
+		f.appSend(w, r, body, fault)
 	case "/cgi-bin/appchat/send":
-		f.appchatSend(out, r, body)
+		f.appchatSend(w, r, body)
 	case "/cgi-bin/webhook/send":
-		f.webhookSend(out, r, body)
-	}
-	if out == rec {
-		dropConnection(w)
+		f.webhookSend(w, r, body)
 	}
 }
 
@@ -337,13 +336,12 @@ func (f *WeCom) getToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Within its validity the same token is returned, with the time left.
-	if tok := corp.tokenByApp[agentID]; tok != "" {
-		if t, _ := f.lookup(tok); time.Now().Before(t.expires) {
-			wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "access_token": tok, "expires_in": int(time.Until(t.expires).Seconds())})
-			return
-		}
+	tok := corp.tokenByApp[agentID]
+	if t, state := f.check(tok); state == tokenLive {
+		wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "access_token": tok, "expires_in": int(time.Until(t.expires).Seconds())})
+		return
 	}
-	tok := randomSecret(64)
+	tok = randomSecret(64)
 	f.issue(tok, corpID, agentID)
 	corp.tokenByApp[agentID] = tok
 	wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "access_token": tok, "expires_in": int(f.ttl().Seconds())})
@@ -351,14 +349,13 @@ func (f *WeCom) getToken(w http.ResponseWriter, r *http.Request) {
 
 // auth checks ?access_token= and returns its app.
 func (f *WeCom) auth(w http.ResponseWriter, r *http.Request) (issuedToken, bool) {
-	tok := r.URL.Query().Get("access_token")
-	t, ok := f.lookup(tok)
-	switch {
-	case tok == "":
+	t, state := f.check(r.URL.Query().Get("access_token"))
+	switch state {
+	case tokenMissing:
 		wecomErr(w, 41001, "access_token missing")
-	case !ok:
+	case tokenUnknown:
 		wecomErr(w, 40014, "invalid access_token")
-	case !time.Now().Before(t.expires):
+	case tokenExpired:
 		wecomErr(w, 42001, "access_token expired")
 	default:
 		return t, true
@@ -591,7 +588,7 @@ func (f *WeCom) appSend(w http.ResponseWriter, r *http.Request, body []byte, fau
 	}
 	f.mu.Unlock()
 	if fault != nil && fault.InvalidUser {
-		invalid, valid = append(invalid, valid...), nil
+		invalid = append(invalid, valid...)
 		wecomWrite(w, map[string]any{"errcode": 0, "errmsg": "ok", "invaliduser": strings.Join(invalid, "|"), "msgid": "pN3x" + randomSecret(24)})
 		return
 	}
