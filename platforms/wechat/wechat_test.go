@@ -24,6 +24,12 @@ type env struct {
 	seq           int
 }
 
+// clockTo advances the engine's and the provider's clock to when(now).
+func (e *env) clockTo(when func(now time.Time) time.Time) {
+	now := e.H.Clock.Now()
+	e.H.Clock.Advance(when(now).Sub(now))
+}
+
 func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	t.Helper()
 	e := &env{PlatformEnv: testkit.NewPlatformEnv(t, "wechat", opts...), f: fake.NewWeChat(t)}
@@ -203,9 +209,25 @@ func TestErrorClasses(t *testing.T) {
 			faults: []fake.WeChatFault{{ErrCode: 48001, ErrMsg: "api unauthorized"}},
 			state:  push.Failed, sends: 1, contains: []string{"48001", "api unauthorized"}},
 		{name: "definitive: daily quota, which outlasts the send window", msg: text("x"),
+			// The quota resets at midnight China time: a send in the day's
+			// last minute (the send window) would be retried. The clock
+			// starts the send an hour into a China day.
+			prepare: func(t *testing.T, e *env, _ push.Target) {
+				e.clockTo(func(now time.Time) time.Time {
+					china := now.In(time.FixedZone("CST", 8*60*60))
+					y, m, d := china.Date()
+					return time.Date(y, m, d+1, 1, 0, 0, 0, china.Location())
+				})
+			},
 			faults: []fake.WeChatFault{{ErrCode: 45009, ErrMsg: "reach max api daily quota limit"}},
 			state:  push.Failed, sends: 1, contains: []string{"45009", "daily API quota", "nothing was delivered"}},
 		{name: "definitive: minute quota, which outlasts a short send window", msg: text("x"), limits: push.Limits{SendWindow: 50 * time.Millisecond},
+			// The quota resets at the next minute: a send in a minute's
+			// last 50 ms would wait that little and be retried. The clock
+			// starts the send a second into a minute.
+			prepare: func(t *testing.T, e *env, _ push.Target) {
+				e.clockTo(func(now time.Time) time.Time { return now.Truncate(time.Minute).Add(time.Minute + time.Second) })
+			},
 			faults: []fake.WeChatFault{{ErrCode: 45011, ErrMsg: "api minute-quota reach limit"}},
 			state:  push.Failed, sends: 1, contains: []string{"45011", "per-minute API quota"}},
 		{name: "definitive: upload refused, nothing sent", msg: push.Message{Type: push.Image, ImageURL: imgURL},
