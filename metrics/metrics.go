@@ -104,7 +104,7 @@ func New(opts Options) *Metrics {
 		}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.jobs, m.platformCalls, m.charged, m.refunded, m.replays, m.rateLimited)
-	for _, k := range []push.RequestKind{push.KindSingle, push.KindBatch, push.KindMulti} {
+	for _, k := range []push.RequestKind{push.RequestKindSingle, push.RequestKindBatch, push.RequestKindMulti} {
 		m.replays.WithLabelValues(string(k))
 	}
 	if !opts.NoRuntime {

@@ -144,8 +144,8 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 	}
 	var queued []string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		running, err1 := h.Store.FindJobs(context.Background(), push.Running, time.Time{}, 0)
-		waiting, err2 := h.Store.FindJobs(context.Background(), push.Queued, time.Time{}, 0)
+		running, err1 := h.Store.FindJobs(context.Background(), push.StateRunning, time.Time{}, 0)
+		waiting, err2 := h.Store.FindJobs(context.Background(), push.StateQueued, time.Time{}, 0)
 		if err1 != nil || err2 != nil || time.Now().After(deadline) {
 			t.Fatalf("A running and B queued never seen: %v %v (running %v, queued %v)", err1, err2, running, waiting)
 		}

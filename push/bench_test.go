@@ -111,10 +111,10 @@ func BenchmarkJobMoves(b *testing.B) {
 	b.ResetTimer()
 	for _, id := range ids {
 		now := time.Now()
-		if _, err := h.Store.MoveJob(ctx, push.JobMove{ID: id, From: push.Queued, To: push.Running, At: now}); err != nil {
+		if _, err := h.Store.MoveJob(ctx, push.JobMove{ID: id, From: push.StateQueued, To: push.StateRunning, At: now}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := h.Store.MoveJob(ctx, push.JobMove{ID: id, From: push.Running, To: push.Succeeded, At: now, PlatformIndex: "1:1"}); err != nil {
+		if _, err := h.Store.MoveJob(ctx, push.JobMove{ID: id, From: push.StateRunning, To: push.StateSucceeded, At: now, PlatformIndex: "1:1"}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -118,15 +118,15 @@ func TestReplayAnswers(t *testing.T) {
 	h := testkit.New(t)
 	f := h.Seed()
 	first, err := send(t, h, f, "r1", "hello")
-	if err != nil || first.Jobs[0].State != push.Succeeded {
+	if err != nil || first.Jobs[0].State != push.StateSucceeded {
 		t.Fatalf("send: %+v, %v", first, err)
 	}
 	for i := 0; i < 3; i++ {
 		res, err := send(t, h, f, "r1", "hello")
-		if err != nil || !res.Replayed || len(res.Jobs) != 1 || res.Jobs[0].ID != first.Jobs[0].ID || res.Jobs[0].State != push.Succeeded {
+		if err != nil || !res.Replayed || len(res.Jobs) != 1 || res.Jobs[0].ID != first.Jobs[0].ID || res.Jobs[0].State != push.StateSucceeded {
 			t.Fatalf("replay %d: %+v, %v", i, res, err)
 		}
-		res.Jobs[0].State = push.Failed // a caller changing its copy changes nothing for the next
+		res.Jobs[0].State = push.StateFailed // a caller changing its copy changes nothing for the next
 	}
 	if _, err := send(t, h, f, "r1", "another message"); push.KindOf(err) != push.Conflict || push.ReasonOf(err) != "idempotency_conflict" {
 		t.Fatalf("replay with another message: %v, want Conflict idempotency_conflict", err)
@@ -137,16 +137,16 @@ func TestReplayAnswers(t *testing.T) {
 
 	h.Telegram.DropNext(1)
 	unsure, err := send(t, h, f, "r2", "maybe")
-	if err != nil || unsure.Jobs[0].State != push.Uncertain {
+	if err != nil || unsure.Jobs[0].State != push.StateUncertain {
 		t.Fatalf("send to a dropping platform: %+v, %v", unsure, err)
 	}
-	if res, err := send(t, h, f, "r2", "maybe"); err != nil || res.Jobs[0].State != push.Uncertain {
+	if res, err := send(t, h, f, "r2", "maybe"); err != nil || res.Jobs[0].State != push.StateUncertain {
 		t.Fatalf("replay of the uncertain send: %+v, %v", res, err)
 	}
-	if _, err := h.Engine.Resolve(ctx, unsure.Jobs[0].ID, push.Succeeded); err != nil {
+	if _, err := h.Engine.Resolve(ctx, unsure.Jobs[0].ID, push.StateSucceeded); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := send(t, h, f, "r2", "maybe"); err != nil || res.Jobs[0].State != push.Succeeded {
+	if res, err := send(t, h, f, "r2", "maybe"); err != nil || res.Jobs[0].State != push.StateSucceeded {
 		t.Fatalf("replay after the job was resolved: %+v, %v, want it succeeded", res, err)
 	}
 
@@ -170,13 +170,13 @@ func TestReplayWhenThePlanFails(t *testing.T) {
 	h := testkit.New(t, testkit.WithDB(db))
 	f := h.Seed()
 	first, err := send(t, h, f, "plan-1", "hello")
-	if err != nil || first.Jobs[0].State != push.Succeeded {
+	if err != nil || first.Jobs[0].State != push.StateSucceeded {
 		t.Fatalf("send: %+v, %v", first, err)
 	}
 	other := testkit.New(t, testkit.WithDB(db), testkit.WithoutStart(),
 		testkit.WithEngineOptions(func(o *push.Options) { delete(o.Platforms, "telegram") }))
 	res, err := send(t, other, f, "plan-1", "hello")
-	if err != nil || !res.Replayed || len(res.Jobs) != 1 || res.Jobs[0].ID != first.Jobs[0].ID || res.Jobs[0].State != push.Succeeded {
+	if err != nil || !res.Replayed || len(res.Jobs) != 1 || res.Jobs[0].ID != first.Jobs[0].ID || res.Jobs[0].State != push.StateSucceeded {
 		t.Fatalf("replay on a server without the platform: %+v, %v", res, err)
 	}
 	if _, err := send(t, other, f, "plan-2", "hello"); push.ReasonOf(err) != "platform_unavailable" {

@@ -15,5 +15,5 @@
 //	if err := eng.Start(ctx); err != nil { ... }
 //	defer eng.Stop(ctx)
 //	res, err := eng.Send(ctx, push.SendRequest{AccountID: 1, BotID: 2, TargetID: 3,
-//		Message: push.Message{Type: push.Text, Content: "hello"}})
+//		Message: push.Message{Type: push.MsgTypeText, Content: "hello"}})
 package push

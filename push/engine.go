@@ -276,7 +276,7 @@ func (e *Engine) staleAfter() time.Duration {
 // than staleAfter: their worker died and the queue no longer holds them
 // (for example Redis lost its data), so nothing else would settle them.
 func (e *Engine) recoverStale(ctx context.Context) error {
-	ids, err := e.store.FindJobs(ctx, Running, time.Time{}, 0)
+	ids, err := e.store.FindJobs(ctx, StateRunning, time.Time{}, 0)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
@@ -288,14 +288,14 @@ func (e *Engine) recoverStale(ctx context.Context) error {
 	limit := e.staleAfter()
 	msg := fmt.Sprintf("the worker sending the job stopped (no outcome after %s); delivery is unknown: check the platform, then resolve the job", limit)
 	for _, j := range jobs {
-		if j.State != Running || now.Sub(j.StartedAt) < limit {
+		if j.State != StateRunning || now.Sub(j.StartedAt) < limit {
 			continue
 		}
 		// The move is a compare-and-set from running: a job that settled
 		// since it was read is a Conflict and is left alone (a job is
 		// running once only, so one still running is still that run).
 		err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
-			_, err := e.settle(ctx, tx, ev, j, Uncertain, msg, "", now)
+			_, err := e.settle(ctx, tx, ev, j, StateUncertain, msg, "", now)
 			return err
 		})
 		switch {
@@ -316,7 +316,7 @@ func (e *Engine) recoverStale(ctx context.Context) error {
 func (e *Engine) Sweep(ctx context.Context) error {
 	now := e.clock.Now()
 	for {
-		ids, err := e.store.FindJobs(ctx, Queued, now, 500)
+		ids, err := e.store.FindJobs(ctx, StateQueued, now, 500)
 		if err != nil {
 			return err
 		}
@@ -348,14 +348,14 @@ func (e *Engine) expire(ctx context.Context, id string, now time.Time) (bool, er
 		if err != nil {
 			return err
 		}
-		if j.State != Queued || now.Before(j.ExpiresAt) {
+		if j.State != StateQueued || now.Before(j.ExpiresAt) {
 			return nil
 		}
 		msg := fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait)
 		if j.Cost > 0 {
 			msg += "; points returned"
 		}
-		if _, err := e.settle(ctx, tx, ev, j, Expired, msg, "", now); err != nil {
+		if _, err := e.settle(ctx, tx, ev, j, StateExpired, msg, "", now); err != nil {
 			return err
 		}
 		moved = true
@@ -370,7 +370,7 @@ func (e *Engine) expire(ctx context.Context, id string, now time.Time) (bool, er
 // recoverOrphans makes uncertain every job left running by a previous
 // process: it may or may not have reached the platform.
 func (e *Engine) recoverOrphans(ctx context.Context) error {
-	ids, err := e.store.FindJobs(ctx, Running, time.Time{}, 0)
+	ids, err := e.store.FindJobs(ctx, StateRunning, time.Time{}, 0)
 	if err != nil {
 		return fmt.Errorf("push: find running jobs: %w", err)
 	}
@@ -378,10 +378,10 @@ func (e *Engine) recoverOrphans(ctx context.Context) error {
 	for _, id := range ids {
 		err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
 			j, err := tx.Job(ctx, id)
-			if err != nil || j.State != Running {
+			if err != nil || j.State != StateRunning {
 				return err
 			}
-			_, err = e.settle(ctx, tx, ev, j, Uncertain, "the process stopped while the message was being sent; delivery is unknown: check the platform, then resolve the job", "", now)
+			_, err = e.settle(ctx, tx, ev, j, StateUncertain, "the process stopped while the message was being sent; delivery is unknown: check the platform, then resolve the job", "", now)
 			return err
 		})
 		if err != nil {
@@ -397,7 +397,7 @@ func (e *Engine) recoverOrphans(ctx context.Context) error {
 // requeue hands queued jobs created before cutoff (all when zero) to the
 // queue again.
 func (e *Engine) requeue(ctx context.Context, cutoff time.Time) error {
-	ids, err := e.store.FindJobs(ctx, Queued, time.Time{}, 0)
+	ids, err := e.store.FindJobs(ctx, StateQueued, time.Time{}, 0)
 	if err != nil {
 		return fmt.Errorf("push: find queued jobs: %w", err)
 	}
@@ -440,7 +440,7 @@ func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to Stat
 			return j, err
 		}
 	}
-	if nj.Cost > 0 && (to.Refunds() || to == Failed && e.points.RefundFailed) {
+	if nj.Cost > 0 && (to.Refunds() || to == StateFailed && e.points.RefundFailed) {
 		refunded, err := tx.Refund(ctx, LedgerEntry{AccountID: nj.AccountID, JobID: nj.ID, Kind: LedgerRefund, Amount: nj.Cost, At: now})
 		if err != nil {
 			return j, err

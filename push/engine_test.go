@@ -18,7 +18,7 @@ import (
 
 var ctx = context.Background()
 
-func text(s string) push.Message { return push.Message{Type: push.Text, Content: s} }
+func text(s string) push.Message { return push.Message{Type: push.MsgTypeText, Content: s} }
 
 func send(t testing.TB, h *testkit.Herald, f testkit.Fixture, key, content string) (push.Result, error) {
 	if t != nil {
@@ -35,7 +35,7 @@ func TestSendDelivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := res.Jobs[0]
-	if j.State != push.Succeeded || j.PlatformIndex != f.Target.Address+":1" || j.Attempts != 1 {
+	if j.State != push.StateSucceeded || j.PlatformIndex != f.Target.Address+":1" || j.Attempts != 1 {
 		t.Fatalf("job = %+v, want succeeded with platform index %s:1 after 1 attempt", j, f.Target.Address)
 	}
 	msgs := h.Telegram.Messages()
@@ -63,7 +63,7 @@ func TestJobMoves(t *testing.T) {
 
 	// The store's compare-and-set refuses a move from a state the job is not in.
 	j := newJob()
-	if err := move(j, push.Running, push.Succeeded); push.ReasonOf(err) != push.ReasonStateChanged {
+	if err := move(j, push.StateRunning, push.StateSucceeded); push.ReasonOf(err) != push.ReasonStateChanged {
 		t.Fatalf("move from a stale state = %v, want %s", err, push.ReasonStateChanged)
 	}
 	// Two concurrent claims of one job: exactly one wins.
@@ -73,7 +73,7 @@ func TestJobMoves(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if move(j, push.Queued, push.Running) == nil {
+			if move(j, push.StateQueued, push.StateRunning) == nil {
 				wins.Add(1)
 			}
 		}()
@@ -87,7 +87,7 @@ func TestJobMoves(t *testing.T) {
 	// job are refused with Conflict.
 	c := newJob()
 	got, err := h.Engine.Cancel(ctx, f.Account.ID, c.ID)
-	if err != nil || got.State != push.Canceled {
+	if err != nil || got.State != push.StateCanceled {
 		t.Fatalf("Cancel = %v, %v", got.State, err)
 	}
 	for _, id := range []string{c.ID, j.ID} {
@@ -102,28 +102,28 @@ func TestJobMoves(t *testing.T) {
 	}
 
 	// Resolve: only uncertain jobs, only to succeeded or failed.
-	if _, err := h.Engine.Resolve(ctx, j.ID, push.Succeeded); push.KindOf(err) != push.Conflict {
+	if _, err := h.Engine.Resolve(ctx, j.ID, push.StateSucceeded); push.KindOf(err) != push.Conflict {
 		t.Errorf("Resolve(running) = %v, want Conflict", err)
 	}
-	if err := move(j, push.Running, push.Uncertain); err != nil {
+	if err := move(j, push.StateRunning, push.StateUncertain); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Engine.Resolve(ctx, j.ID, push.Canceled); push.KindOf(err) != push.Invalid {
+	if _, err := h.Engine.Resolve(ctx, j.ID, push.StateCanceled); push.KindOf(err) != push.Invalid {
 		t.Errorf("Resolve(uncertain, canceled) = %v, want Invalid", err)
 	}
-	if r, err := h.Engine.Resolve(ctx, j.ID, push.Succeeded); err != nil || r.State != push.Succeeded {
+	if r, err := h.Engine.Resolve(ctx, j.ID, push.StateSucceeded); err != nil || r.State != push.StateSucceeded {
 		t.Fatalf("Resolve(uncertain, succeeded) = %v, %v", r.State, err)
 	}
-	if _, err := h.Engine.Resolve(ctx, j.ID, push.Failed); push.KindOf(err) != push.Conflict {
+	if _, err := h.Engine.Resolve(ctx, j.ID, push.StateFailed); push.KindOf(err) != push.Conflict {
 		t.Errorf("Resolve(succeeded) = %v, want Conflict", err)
 	}
 	// Final states accept no move at all, even from the store directly.
-	for _, to := range []push.State{push.Queued, push.Running, push.Failed, push.Uncertain, push.Canceled} {
-		if err := move(j, push.Succeeded, to); push.KindOf(err) != push.Conflict {
+	for _, to := range []push.State{push.StateQueued, push.StateRunning, push.StateFailed, push.StateUncertain, push.StateCanceled} {
+		if err := move(j, push.StateSucceeded, to); push.KindOf(err) != push.Conflict {
 			t.Errorf("move succeeded → %s = %v, want Conflict", to, err)
 		}
 	}
-	if got, _ := h.Engine.JobByID(ctx, j.ID); got.State != push.Succeeded {
+	if got, _ := h.Engine.JobByID(ctx, j.ID); got.State != push.StateSucceeded {
 		t.Fatalf("job %s after refused moves, want succeeded", got.State)
 	}
 }
@@ -155,7 +155,7 @@ func TestIdempotentConcurrentSends(t *testing.T) {
 			t.Fatalf("send %d got job %s, send 0 got %s", i, ids[i], ids[0])
 		}
 	}
-	h.WaitJob(ids[0], push.Succeeded, 5*time.Second)
+	h.WaitJob(ids[0], push.StateSucceeded, 5*time.Second)
 	if got := len(h.Telegram.Messages()); got != 1 {
 		t.Fatalf("platform received %d messages, want 1", got)
 	}
@@ -260,7 +260,7 @@ func TestSlowPlatformAnswers202ThenSucceeds(t *testing.T) {
 	if !res.Pending() {
 		t.Fatalf("job %s after the sync wait, want pending", res.Jobs[0].State)
 	}
-	h.WaitJob(res.Jobs[0].ID, push.Succeeded, 5*time.Second)
+	h.WaitJob(res.Jobs[0].ID, push.StateSucceeded, 5*time.Second)
 }
 
 func TestDroppedConnectionIsUncertain(t *testing.T) {
@@ -272,7 +272,7 @@ func TestDroppedConnectionIsUncertain(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := res.Jobs[0]
-	if j.State != push.Uncertain {
+	if j.State != push.StateUncertain {
 		t.Fatalf("job %s, want uncertain", j.State)
 	}
 	time.Sleep(200 * time.Millisecond) // a resend, if there were one, would arrive now
@@ -292,7 +292,7 @@ func TestRetryableErrorIsRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j := res.Jobs[0]; j.State != push.Succeeded {
+	if j := res.Jobs[0]; j.State != push.StateSucceeded {
 		t.Fatalf("job %s (%s), want succeeded after a retry", j.State, j.Error)
 	}
 	if got := h.Telegram.Requests(); got != 2 {
@@ -309,7 +309,7 @@ func TestDefinitiveFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := res.Jobs[0]
-	if j.State != push.Failed || j.Error != "telegram: Forbidden: bot was blocked by the user (code 403)" {
+	if j.State != push.StateFailed || j.Error != "telegram: Forbidden: bot was blocked by the user (code 403)" {
 		t.Fatalf("job = %s %q", j.State, j.Error)
 	}
 	if got := h.Balance(f.Account.ID); got != 99 {
@@ -476,17 +476,17 @@ func TestRestartRecoversJobs(t *testing.T) {
 		ids = append(ids, res.Jobs[0].ID)
 	}
 	// The first job was being sent when the process died.
-	if _, err := first.Store.MoveJob(ctx, push.JobMove{ID: ids[0], From: push.Queued, To: push.Running, At: time.Now()}); err != nil {
+	if _, err := first.Store.MoveJob(ctx, push.JobMove{ID: ids[0], From: push.StateQueued, To: push.StateRunning, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	first.Stop()
 
 	second := testkit.New(t, testkit.WithDB(db), testkit.WithTelegram(tg), testkit.WithPoints(push.Points{Enabled: true}))
-	if j := second.WaitJob(ids[0], push.Uncertain, 5*time.Second); j.Error == "" {
+	if j := second.WaitJob(ids[0], push.StateUncertain, 5*time.Second); j.Error == "" {
 		t.Fatal("an orphaned job became uncertain without a reason")
 	}
-	second.WaitJob(ids[1], push.Succeeded, 5*time.Second)
-	second.WaitJob(ids[2], push.Succeeded, 5*time.Second)
+	second.WaitJob(ids[1], push.StateSucceeded, 5*time.Second)
+	second.WaitJob(ids[2], push.StateSucceeded, 5*time.Second)
 	var texts []string
 	for _, m := range tg.Messages() {
 		texts = append(texts, m.Text)
@@ -519,23 +519,23 @@ func TestQueueWaitExpires(t *testing.T) {
 	if err := h.Engine.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if j, _ := h.Engine.JobByID(ctx, swept.Jobs[0].ID); j.State != push.Queued {
+	if j, _ := h.Engine.JobByID(ctx, swept.Jobs[0].ID); j.State != push.StateQueued {
 		t.Fatalf("job %s before the queue-wait limit, want queued", j.State)
 	}
 	h.Clock.Advance(2 * time.Minute)
 	// One job expires in the sweeper, the other when a worker dequeues it.
-	ids, _ := h.Store.FindJobs(ctx, push.Queued, h.Clock.Now(), 1)
+	ids, _ := h.Store.FindJobs(ctx, push.StateQueued, h.Clock.Now(), 1)
 	if len(ids) != 1 || ids[0] != swept.Jobs[0].ID {
 		t.Fatalf("FindJobs(expired, limit 1) = %v", ids)
 	}
 	if err := h.Engine.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h.WaitJob(dequeued.Jobs[0].ID, push.Expired, 5*time.Second)
+	h.WaitJob(dequeued.Jobs[0].ID, push.StateExpired, 5*time.Second)
 	if err := h.Engine.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h.WaitJob(swept.Jobs[0].ID, push.Expired, 5*time.Second)
+	h.WaitJob(swept.Jobs[0].ID, push.StateExpired, 5*time.Second)
 	if got := h.Balance(f.Account.ID); got != 100 {
 		t.Fatalf("balance %d, want 100: expired jobs are refunded", got)
 	}
@@ -601,7 +601,7 @@ func TestSyncWaitDefaultIsEightSeconds(t *testing.T) {
 	if !res.Pending() || el < 8*time.Second || el > 8700*time.Millisecond {
 		t.Fatalf("answered after %s with %s; want pending after 8s", el, res.Jobs[0].State)
 	}
-	h.WaitJob(res.Jobs[0].ID, push.Succeeded, 5*time.Second)
+	h.WaitJob(res.Jobs[0].ID, push.StateSucceeded, 5*time.Second)
 }
 
 // TestReconcileSettlesStaleJobsAndRecounts: in shared mode, a job running
@@ -623,7 +623,7 @@ func TestReconcileSettlesStaleJobsAndRecounts(t *testing.T) {
 	}
 	start := func(id string) {
 		t.Helper()
-		if _, err := h.Store.MoveJob(ctx, push.JobMove{ID: id, From: push.Queued, To: push.Running, At: h.Clock.Now()}); err != nil {
+		if _, err := h.Store.MoveJob(ctx, push.JobMove{ID: id, From: push.StateQueued, To: push.StateRunning, At: h.Clock.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -635,7 +635,7 @@ func TestReconcileSettlesStaleJobsAndRecounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if j, _ := h.Engine.JobByID(ctx, id); j.State != push.Running {
+		if j, _ := h.Engine.JobByID(ctx, id); j.State != push.StateRunning {
 			t.Fatalf("job %s is %s after 2m29s at most, want still running", id, j.State)
 		}
 	}
@@ -643,10 +643,10 @@ func TestReconcileSettlesStaleJobsAndRecounts(t *testing.T) {
 	if err := h.Engine.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if j, _ := h.Engine.JobByID(ctx, ids[0]); j.State != push.Uncertain || j.Error == "" {
+	if j, _ := h.Engine.JobByID(ctx, ids[0]); j.State != push.StateUncertain || j.Error == "" {
 		t.Fatalf("stale job: %s %q, want uncertain with a reason", j.State, j.Error)
 	}
-	if j, _ := h.Engine.JobByID(ctx, ids[1]); j.State != push.Running {
+	if j, _ := h.Engine.JobByID(ctx, ids[1]); j.State != push.StateRunning {
 		t.Fatalf("live job: %s, want running", j.State)
 	}
 	if got := h.Balance(f.Account.ID); got != 98 {

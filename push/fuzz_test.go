@@ -44,9 +44,9 @@ func BenchmarkFingerprint(b *testing.B) {
 	for i := range dests {
 		dests[i] = destination{BotID: 1, TargetID: int64(i + 1)}
 	}
-	m := Message{Type: Markdown, Content: "**deployed** v42 to production; all checks green"}
+	m := Message{Type: MsgTypeMarkdown, Content: "**deployed** v42 to production; all checks green"}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		_ = fingerprint(KindBatch, dests, "", m)
+		_ = fingerprint(RequestKindBatch, dests, "", m)
 	}
 }

@@ -36,7 +36,7 @@ func TestCanceledWhileItsRequestWaitsIsNotSent(t *testing.T) {
 	}()
 	var queued []push.Job
 	waitUntil(t, "the batch is queued", func() bool {
-		ids, err := h.Store.FindJobs(ctx, push.Queued, time.Time{}, 0)
+		ids, err := h.Store.FindJobs(ctx, push.StateQueued, time.Time{}, 0)
 		if err != nil || len(ids) != 2 {
 			return false
 		}
@@ -60,10 +60,10 @@ func TestCanceledWhileItsRequestWaitsIsNotSent(t *testing.T) {
 	for _, j := range a.res.Jobs {
 		got[j.TargetID] = j.State
 	}
-	if diff := cmp.Diff(map[int64]push.State{f.Target.ID: push.Canceled, t2.ID: push.Succeeded}, got); diff != "" {
+	if diff := cmp.Diff(map[int64]push.State{f.Target.ID: push.StateCanceled, t2.ID: push.StateSucceeded}, got); diff != "" {
 		t.Fatalf("batch answer (-want +got):\n%s", diff)
 	}
-	if a := <-first; a.err != nil || a.res.Jobs[0].State != push.Succeeded {
+	if a := <-first; a.err != nil || a.res.Jobs[0].State != push.StateSucceeded {
 		t.Fatalf("first send: %+v, %v", a.res, a.err)
 	}
 	var sent []string

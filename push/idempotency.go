@@ -18,9 +18,9 @@ type RequestKind string
 // Request kinds. The single-send endpoints (current and compatibility) are
 // one kind.
 const (
-	KindSingle RequestKind = "single"
-	KindBatch  RequestKind = "batch"
-	KindMulti  RequestKind = "multi"
+	RequestKindSingle RequestKind = "single"
+	RequestKindBatch  RequestKind = "batch"
+	RequestKindMulti  RequestKind = "multi"
 )
 
 // IdempotencyRecord remembers which jobs a keyed request created, so that a

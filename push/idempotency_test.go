@@ -40,7 +40,7 @@ func TestFingerprint(t *testing.T) {
 		m     Message
 	}
 	base := func() req {
-		return req{KindBatch, []destination{{1, 10}, {1, 11}}, "", Message{Type: Markdown, Content: "hi"}}
+		return req{RequestKindBatch, []destination{{1, 10}, {1, 11}}, "", Message{Type: MsgTypeMarkdown, Content: "hi"}}
 	}
 	fp := func(r req) string { return fingerprint(r.kind, r.dests, r.tt, r.m) }
 	ref := fp(base())
@@ -48,13 +48,13 @@ func TestFingerprint(t *testing.T) {
 		t.Fatalf("equal requests give different fingerprints: %s, %s", ref, again)
 	}
 	changes := map[string]func(r *req){
-		"kind":        func(r *req) { r.kind = KindMulti },
+		"kind":        func(r *req) { r.kind = RequestKindMulti },
 		"bot":         func(r *req) { r.dests[0].BotID = 2 },
 		"target":      func(r *req) { r.dests[1].TargetID = 12 },
 		"order":       func(r *req) { r.dests[0], r.dests[1] = r.dests[1], r.dests[0] },
 		"extra":       func(r *req) { r.dests = append(r.dests, destination{1, 12}) },
 		"target type": func(r *req) { r.tt = TargetUser },
-		"msg type":    func(r *req) { r.m.Type = Text },
+		"msg type":    func(r *req) { r.m.Type = MsgTypeText },
 		"content":     func(r *req) { r.m.Content = "hi!" },
 		"image":       func(r *req) { r.m.ImageURL = "https://x/y.png" },
 		"wakeup":      func(r *req) { r.m.Wakeup = true },

@@ -11,13 +11,13 @@ type State string
 
 // Job states, as named in the HTTP contract.
 const (
-	Queued    State = "queued"
-	Running   State = "running"
-	Succeeded State = "succeeded"
-	Failed    State = "failed"
-	Canceled  State = "canceled"
-	Expired   State = "expired"
-	Uncertain State = "uncertain"
+	StateQueued    State = "queued"
+	StateRunning   State = "running"
+	StateSucceeded State = "succeeded"
+	StateFailed    State = "failed"
+	StateCanceled  State = "canceled"
+	StateExpired   State = "expired"
+	StateUncertain State = "uncertain"
 )
 
 // CanMove reports whether a job may move from one state to another. The
@@ -30,12 +30,12 @@ const (
 // Every other move is refused with a Conflict.
 func CanMove(from, to State) bool {
 	switch from {
-	case Queued:
-		return to == Running || to == Canceled || to == Expired
-	case Running:
-		return to == Succeeded || to == Failed || to == Uncertain
-	case Uncertain:
-		return to == Succeeded || to == Failed
+	case StateQueued:
+		return to == StateRunning || to == StateCanceled || to == StateExpired
+	case StateRunning:
+		return to == StateSucceeded || to == StateFailed || to == StateUncertain
+	case StateUncertain:
+		return to == StateSucceeded || to == StateFailed
 	}
 	return false
 }
@@ -43,36 +43,36 @@ func CanMove(from, to State) bool {
 // States returns every job state, in the order of a job's life: the
 // pending ones, then the settled ones.
 func States() []State {
-	return []State{Queued, Running, Succeeded, Failed, Canceled, Expired, Uncertain}
+	return []State{StateQueued, StateRunning, StateSucceeded, StateFailed, StateCanceled, StateExpired, StateUncertain}
 }
 
 // Valid reports whether s is a known state.
 func (s State) Valid() bool {
 	switch s {
-	case Queued, Running, Succeeded, Failed, Canceled, Expired, Uncertain:
+	case StateQueued, StateRunning, StateSucceeded, StateFailed, StateCanceled, StateExpired, StateUncertain:
 		return true
 	}
 	return false
 }
 
 // Pending reports whether the job is still waiting or sending.
-func (s State) Pending() bool { return s == Queued || s == Running }
+func (s State) Pending() bool { return s == StateQueued || s == StateRunning }
 
 // Active reports whether the job counts against the backlog limits.
 func (s State) Active() bool { return s.Pending() }
 
 // Final reports whether the job will never change state again.
 func (s State) Final() bool {
-	return s == Succeeded || s == Failed || s == Canceled || s == Expired
+	return s == StateSucceeded || s == StateFailed || s == StateCanceled || s == StateExpired
 }
 
 // Settled reports whether the job's sending is over: it is final or its
 // outcome needs verification. A request's synchronous wait ends when all its
 // jobs are settled.
-func (s State) Settled() bool { return s.Final() || s == Uncertain }
+func (s State) Settled() bool { return s.Final() || s == StateUncertain }
 
 // Refunds reports whether entering s returns the job's points.
-func (s State) Refunds() bool { return s == Canceled || s == Expired }
+func (s State) Refunds() bool { return s == StateCanceled || s == StateExpired }
 
 // Job is one message to one target: the unit that is queued, sent, tracked
 // and charged. MessageID is the integer id of its message record.
@@ -103,7 +103,7 @@ type Job struct {
 func (j Job) Success() *bool {
 	var v bool
 	switch {
-	case j.State == Succeeded:
+	case j.State == StateSucceeded:
 		v = true
 	case j.State.Final():
 		v = false

@@ -12,14 +12,14 @@ import (
 func TestCanMove(t *testing.T) {
 	all := States()
 	legal := map[[2]State]bool{
-		{Queued, Running}:      true,
-		{Queued, Canceled}:     true,
-		{Queued, Expired}:      true,
-		{Running, Succeeded}:   true,
-		{Running, Failed}:      true,
-		{Running, Uncertain}:   true,
-		{Uncertain, Succeeded}: true,
-		{Uncertain, Failed}:    true,
+		{StateQueued, StateRunning}:      true,
+		{StateQueued, StateCanceled}:     true,
+		{StateQueued, StateExpired}:      true,
+		{StateRunning, StateSucceeded}:   true,
+		{StateRunning, StateFailed}:      true,
+		{StateRunning, StateUncertain}:   true,
+		{StateUncertain, StateSucceeded}: true,
+		{StateUncertain, StateFailed}:    true,
 	}
 	for _, from := range all {
 		for _, to := range all {
@@ -35,13 +35,13 @@ func TestStatePredicates(t *testing.T) {
 		s                                State
 		pending, settled, final, refunds bool
 	}{
-		{Queued, true, false, false, false},
-		{Running, true, false, false, false},
-		{Succeeded, false, true, true, false},
-		{Failed, false, true, true, false},
-		{Canceled, false, true, true, true},
-		{Expired, false, true, true, true},
-		{Uncertain, false, true, false, false},
+		{StateQueued, true, false, false, false},
+		{StateRunning, true, false, false, false},
+		{StateSucceeded, false, true, true, false},
+		{StateFailed, false, true, true, false},
+		{StateCanceled, false, true, true, true},
+		{StateExpired, false, true, true, true},
+		{StateUncertain, false, true, false, false},
 	}
 	for _, tt := range tests {
 		if tt.s.Pending() != tt.pending || tt.s.Settled() != tt.settled || tt.s.Final() != tt.final || tt.s.Refunds() != tt.refunds {
@@ -52,8 +52,8 @@ func TestStatePredicates(t *testing.T) {
 
 func TestJobSuccess(t *testing.T) {
 	for s, want := range map[State]string{
-		Queued: "null", Running: "null", Uncertain: "null",
-		Succeeded: "true", Failed: "false", Canceled: "false", Expired: "false",
+		StateQueued: "null", StateRunning: "null", StateUncertain: "null",
+		StateSucceeded: "true", StateFailed: "false", StateCanceled: "false", StateExpired: "false",
 	} {
 		got := "null"
 		if p := (Job{State: s}).Success(); p != nil {
@@ -130,7 +130,7 @@ func TestStates(t *testing.T) {
 	if len(seen) != 7 {
 		t.Fatalf("States lists %d states, want the 7 of the contract", len(seen))
 	}
-	if diff := cmp.Diff([]State{Succeeded, Failed, Canceled, Expired, Uncertain}, settled); diff != "" {
+	if diff := cmp.Diff([]State{StateSucceeded, StateFailed, StateCanceled, StateExpired, StateUncertain}, settled); diff != "" {
 		t.Fatalf("settled states (-want +got):\n%s", diff)
 	}
 }

@@ -67,20 +67,20 @@ func (e *Engine) Cancel(ctx context.Context, accountID int64, id string) (Job, e
 	if _, err := e.Job(ctx, accountID, id); err != nil {
 		return Job{}, err
 	}
-	return e.move(ctx, id, Queued, Canceled, "canceled by the caller", "job_not_queued",
+	return e.move(ctx, id, StateQueued, StateCanceled, "canceled by the caller", "job_not_queued",
 		"job %s is %s and can no longer be canceled: only queued jobs can be")
 }
 
 // Resolve settles an uncertain job as succeeded or failed, after a person
 // or a check has verified what the platform received.
 func (e *Engine) Resolve(ctx context.Context, id string, outcome State) (Job, error) {
-	if outcome != Succeeded && outcome != Failed {
+	if outcome != StateSucceeded && outcome != StateFailed {
 		return Job{}, Errorf(Invalid, "invalid_outcome", "an uncertain job can be resolved as succeeded or failed, not %q", outcome)
 	}
 	if _, err := e.JobByID(ctx, id); err != nil {
 		return Job{}, err
 	}
-	return e.move(ctx, id, Uncertain, outcome, "resolved by an operator", "job_not_uncertain",
+	return e.move(ctx, id, StateUncertain, outcome, "resolved by an operator", "job_not_uncertain",
 		"job %s is %s: only uncertain jobs can be resolved")
 }
 
@@ -97,7 +97,7 @@ func (e *Engine) move(ctx context.Context, id string, from, to State, note, reas
 			return Errorf(Conflict, reason, refusal, id, j.State)
 		}
 		msg := j.Error
-		if to != Succeeded {
+		if to != StateSucceeded {
 			if msg != "" {
 				msg += "; "
 			}

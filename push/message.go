@@ -11,22 +11,22 @@ type MsgType int
 
 // Message types.
 const (
-	Text     MsgType = 0
-	Markdown MsgType = 2
-	Image    MsgType = 7
+	MsgTypeText     MsgType = 0
+	MsgTypeMarkdown MsgType = 2
+	MsgTypeImage    MsgType = 7
 )
 
 // Valid reports whether t is one of the known message types.
-func (t MsgType) Valid() bool { return t == Text || t == Markdown || t == Image }
+func (t MsgType) Valid() bool { return t == MsgTypeText || t == MsgTypeMarkdown || t == MsgTypeImage }
 
 // String names the message type.
 func (t MsgType) String() string {
 	switch t {
-	case Text:
+	case MsgTypeText:
 		return "text"
-	case Markdown:
+	case MsgTypeMarkdown:
 		return "markdown"
-	case Image:
+	case MsgTypeImage:
 		return "image"
 	}
 	return "unknown"
@@ -47,7 +47,7 @@ const maxImageURL = 2048
 // URL makes the message an image.
 func (m Message) normalize() Message {
 	if m.ImageURL != "" {
-		m.Type = Image
+		m.Type = MsgTypeImage
 	}
 	return m
 }
@@ -57,7 +57,7 @@ func (m Message) validate(l Limits) error {
 	if !m.Type.Valid() {
 		return Errorf(Invalid, "invalid_msg_type", "msgType %d is not supported: use 0 (text), 2 (Markdown) or 7 (image)", int(m.Type))
 	}
-	if m.Type == Image {
+	if m.Type == MsgTypeImage {
 		if m.ImageURL == "" {
 			return Errorf(Invalid, "missing_image_url", "msgType 7 (image) needs imageUrl: give the URL of the image to send")
 		}

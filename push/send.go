@@ -68,12 +68,12 @@ func (e *Engine) Send(ctx context.Context, r SendRequest) (Result, error) {
 	if r.TargetID < 0 {
 		// Any target is wrong for a bot without targets: say so rather
 		// than that the id is malformed.
-		if err := e.RefuseTargets(ctx, r.AccountID, r.BotID, KindSingle); err != nil {
+		if err := e.RefuseTargets(ctx, r.AccountID, r.BotID, RequestKindSingle); err != nil {
 			return Result{}, err
 		}
 	}
 	return e.submit(ctx, submission{
-		kind:       KindSingle,
+		kind:       RequestKindSingle,
 		accountID:  r.AccountID,
 		dests:      []destination{{BotID: r.BotID, TargetID: r.TargetID}},
 		targetType: r.TargetType,
@@ -85,7 +85,7 @@ func (e *Engine) Send(ctx context.Context, r SendRequest) (Result, error) {
 // SendBatch submits one message to up to Limits.MaxTargets targets of one
 // bot and waits up to the synchronous wait in total.
 func (e *Engine) SendBatch(ctx context.Context, r BatchRequest) (Result, error) {
-	if err := e.RefuseTargets(ctx, r.AccountID, r.BotID, KindBatch); err != nil {
+	if err := e.RefuseTargets(ctx, r.AccountID, r.BotID, RequestKindBatch); err != nil {
 		return Result{}, err
 	}
 	if len(r.TargetIDs) == 0 {
@@ -95,7 +95,7 @@ func (e *Engine) SendBatch(ctx context.Context, r BatchRequest) (Result, error) 
 	for i, t := range r.TargetIDs {
 		dests[i] = destination{BotID: r.BotID, TargetID: t}
 	}
-	return e.submit(ctx, submission{kind: KindBatch, accountID: r.AccountID, dests: dests, msg: r.Message, key: r.IdempotencyKey})
+	return e.submit(ctx, submission{kind: RequestKindBatch, accountID: r.AccountID, dests: dests, msg: r.Message, key: r.IdempotencyKey})
 }
 
 // SendMulti submits one message to targets of several bots, at most
@@ -106,7 +106,7 @@ func (e *Engine) SendMulti(ctx context.Context, r MultiRequest) (Result, error) 
 	}
 	var dests []destination
 	for i, g := range r.Groups {
-		if err := e.RefuseTargets(ctx, r.AccountID, g.BotID, KindMulti); err != nil {
+		if err := e.RefuseTargets(ctx, r.AccountID, g.BotID, RequestKindMulti); err != nil {
 			return Result{}, err
 		}
 		if len(g.TargetIDs) == 0 {
@@ -116,7 +116,7 @@ func (e *Engine) SendMulti(ctx context.Context, r MultiRequest) (Result, error) 
 			dests = append(dests, destination{BotID: g.BotID, TargetID: t})
 		}
 	}
-	return e.submit(ctx, submission{kind: KindMulti, accountID: r.AccountID, dests: dests, msg: r.Message, key: r.IdempotencyKey})
+	return e.submit(ctx, submission{kind: RequestKindMulti, accountID: r.AccountID, dests: dests, msg: r.Message, key: r.IdempotencyKey})
 }
 
 type submission struct {
@@ -272,7 +272,7 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 		info := p.Info()
 		var tt TargetType
 		if !info.Targets {
-			if s.kind != KindSingle || d.TargetID != 0 {
+			if s.kind != RequestKindSingle || d.TargetID != 0 {
 				return nil, targetlessRefusal(s.kind, bot)
 			}
 		} else {
@@ -306,7 +306,7 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			Platform:       bot.Platform,
 			TargetType:     tt,
 			Message:        msg,
-			State:          Queued,
+			State:          StateQueued,
 			Cost:           cost,
 			IdempotencyKey: s.key,
 			CreatedAt:      now,
@@ -335,7 +335,7 @@ func validateMessageFor(p Platform, bot Bot, msg Message, tt TargetType) error {
 // bot on a platform without targets: a single send names none, and the
 // batch sends cannot address such a bot at all.
 func targetlessRefusal(kind RequestKind, bot Bot) error {
-	if kind != KindSingle {
+	if kind != RequestKindSingle {
 		return Errorf(Invalid, "use_single_send", "bot %d is on %s, which has no targets: send to it with a single send (/openapi/v1/push/private or /openapi/send) without a target", bot.ID, bot.Platform)
 	}
 	return Errorf(Invalid, "platform_has_no_targets", "bot %d is on %s, which has no targets: leave the target out", bot.ID, bot.Platform)

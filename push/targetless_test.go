@@ -64,10 +64,10 @@ func TestEngineTargetlessRules(t *testing.T) {
 	// RefuseTargets says nothing about other accounts' bots or bots with
 	// targets.
 	other := h.Account("other")
-	if err := h.Engine.RefuseTargets(ctx, other.ID, bot.ID, push.KindSingle); err != nil {
+	if err := h.Engine.RefuseTargets(ctx, other.ID, bot.ID, push.RequestKindSingle); err != nil {
 		t.Errorf("RefuseTargets for another account's bot: %v", err)
 	}
-	if err := h.Engine.RefuseTargets(ctx, f.Account.ID, f.Bot.ID, push.KindBatch); err != nil {
+	if err := h.Engine.RefuseTargets(ctx, f.Account.ID, f.Bot.ID, push.RequestKindBatch); err != nil {
 		t.Errorf("RefuseTargets for a telegram bot: %v", err)
 	}
 }

@@ -46,10 +46,10 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 		}
 		for {
 			switch j.State {
-			case Queued:
+			case StateQueued:
 				if !now.Before(j.ExpiresAt) {
 					msg := fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait)
-					_, err := e.settle(ctx, tx, ev, j, Expired, msg, "", now)
+					_, err := e.settle(ctx, tx, ev, j, StateExpired, msg, "", now)
 					settled = true
 					return err
 				}
@@ -71,8 +71,8 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 						return nil // stays queued
 					}
 				}
-				nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: Queued, To: Running, At: now, Job: &j})
-				if IsKind(err, Conflict) && ReasonOf(err) == ReasonStateChanged && nj.ID == j.ID && nj.State != Queued {
+				nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: StateQueued, To: StateRunning, At: now, Job: &j})
+				if IsKind(err, Conflict) && ReasonOf(err) == ReasonStateChanged && nj.ID == j.ID && nj.State != StateQueued {
 					j = nj // it moved meanwhile: decide on the job as it is
 					continue
 				}
@@ -81,8 +81,8 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 				}
 				job = &nj
 				return nil
-			case Running:
-				_, err := e.settle(ctx, tx, ev, j, Uncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
+			case StateRunning:
+				_, err := e.settle(ctx, tx, ev, j, StateUncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
 				settled = true
 				return err
 			default:
@@ -159,14 +159,14 @@ func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target) (
 
 // finish records the outcome of a send.
 func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr error) error {
-	to, msg := Succeeded, ""
+	to, msg := StateSucceeded, ""
 	if sendErr != nil {
 		se := AsSendError(sendErr)
 		msg = job.Platform + ": " + se.Error()
 		if se.Outcome == OutcomeDefinitive {
-			to = Failed
+			to = StateFailed
 		} else {
-			to = Uncertain
+			to = StateUncertain
 			msg += "; the platform may have received the message: check it, then resolve the job"
 		}
 	}
@@ -186,9 +186,9 @@ func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr e
 	}
 	// One line per outcome: failed and uncertain jobs are worth reading.
 	switch to {
-	case Failed:
+	case StateFailed:
 		e.log.Info("job settled", "job", job.ID, "platform", job.Platform, "state", to, "err", msg)
-	case Uncertain:
+	case StateUncertain:
 		e.log.Warn("job settled", "job", job.ID, "platform", job.Platform, "state", to, "err", msg)
 	default:
 		e.log.Debug("job settled", "job", job.ID, "platform", job.Platform, "state", to)

@@ -124,7 +124,7 @@ func (s *Store) BacklogByPlatform(ctx context.Context) (map[string]int, error) {
 	}
 	err := s.r.NewSelect().Model((*jobRow)(nil)).
 		ColumnExpr("platform").ColumnExpr("count(*) AS n").
-		Where("(state = ? OR state = ?)", string(push.Queued), string(push.Running)). // the partial index jobs_active
+		Where("(state = ? OR state = ?)", string(push.StateQueued), string(push.StateRunning)). // the partial index jobs_active
 		Group("platform").
 		Scan(ctx, &rows)
 	if err != nil {
@@ -162,7 +162,7 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 		}
 		if err := q.w.NewSelect().Model((*jobRow)(nil)).
 			Column("bot_id").ColumnExpr("COUNT(*) AS n").
-			Where("(state = ? OR state = ?)", string(push.Queued), string(push.Running)). // the partial index jobs_active
+			Where("(state = ? OR state = ?)", string(push.StateQueued), string(push.StateRunning)). // the partial index jobs_active
 			Group("bot_id").
 			Scan(ctx, &active); err != nil {
 			return q.fail(err, "count active jobs")

@@ -56,7 +56,7 @@ func sendLife(s *storage.Store, a push.Account, bot push.Bot, tg push.Target, ke
 	j := newJob(a, bot, tg, "bench")
 	j.IdempotencyKey = key
 	err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
-		if err := tx.CreateIdempotency(ctx, &push.IdempotencyRecord{AccountID: a.ID, Key: key, Kind: push.KindSingle, Fingerprint: "f", JobIDs: []string{j.ID}, CreatedAt: t0}); err != nil {
+		if err := tx.CreateIdempotency(ctx, &push.IdempotencyRecord{AccountID: a.ID, Key: key, Kind: push.RequestKindSingle, Fingerprint: "f", JobIDs: []string{j.ID}, CreatedAt: t0}); err != nil {
 			return err
 		}
 		if err := tx.CreateJobs(ctx, []*push.Job{j}); err != nil {
@@ -70,13 +70,13 @@ func sendLife(s *storage.Store, a push.Account, bot push.Bot, tg push.Target, ke
 	now := time.Now()
 	var running push.Job
 	if err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
-		running, err = tx.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.Queued, To: push.Running, At: now, Job: j})
+		running, err = tx.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.StateQueued, To: push.StateRunning, At: now, Job: j})
 		return err
 	}); err != nil {
 		return err
 	}
 	return s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
-		if _, err := tx.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.Running, To: push.Succeeded, At: now, PlatformIndex: "42:1", Job: &running}); err != nil {
+		if _, err := tx.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.StateRunning, To: push.StateSucceeded, At: now, PlatformIndex: "42:1", Job: &running}); err != nil {
 			return err
 		}
 		return tx.ReleaseBacklog(ctx, bot.ID, 1)

@@ -57,7 +57,7 @@ func TestUpdateIsolatesEachTransaction(t *testing.T) {
 					if err := tx.Charge(ctx, a.ID, charge); err != nil {
 						return err
 					}
-					rec := &push.IdempotencyRecord{AccountID: a.ID, Key: o.key, Kind: push.KindSingle, Fingerprint: "f", JobIDs: []string{o.job.ID}, CreatedAt: t0}
+					rec := &push.IdempotencyRecord{AccountID: a.ID, Key: o.key, Kind: push.RequestKindSingle, Fingerprint: "f", JobIDs: []string{o.job.ID}, CreatedAt: t0}
 					if err := tx.CreateIdempotency(ctx, rec); err != nil {
 						return err
 					}

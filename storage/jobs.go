@@ -138,11 +138,11 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 		return push.Job{}, push.Errorf(push.Conflict, push.ReasonStateChanged, "a job cannot move from %s to %s", m.From, m.To)
 	}
 	at := toMs(m.At)
-	started := flag(m.To == push.Running)
+	started := flag(m.To == push.StateRunning)
 	args := []any{string(m.To), at,
 		started, at, started,
 		flag(m.To.Settled()), at,
-		flag(m.Error != "" || m.To == push.Succeeded), m.Error,
+		flag(m.Error != "" || m.To == push.StateSucceeded), m.Error,
 		m.PlatformIndex, m.PlatformIndex,
 		m.ID, string(m.From)}
 	known := m.Job != nil && m.Job.ID == m.ID && m.Job.State == m.From
@@ -186,14 +186,14 @@ func movedJob(j push.Job, m push.JobMove) push.Job {
 	at := fromMs(toMs(m.At))
 	j.State = m.To
 	j.UpdatedAt = at
-	if m.To == push.Running {
+	if m.To == push.StateRunning {
 		j.StartedAt = at
 		j.Attempts++
 	}
 	if m.To.Settled() {
 		j.FinishedAt = at
 	}
-	if m.Error != "" || m.To == push.Succeeded {
+	if m.Error != "" || m.To == push.StateSucceeded {
 		j.Error = m.Error
 	}
 	if m.PlatformIndex != "" {

@@ -83,7 +83,7 @@ func TestPostgresDown(t *testing.T) {
 	if n, _ := s.Backlog(ctx, 0); n != 0 {
 		t.Fatalf("backlog %d: the cut transaction was half-written", n)
 	}
-	if ids, _ := s.FindJobs(ctx, push.Queued, time.Time{}, 0); len(ids) != 0 {
+	if ids, _ := s.FindJobs(ctx, push.StateQueued, time.Time{}, 0); len(ids) != 0 {
 		t.Fatalf("jobs %v stored by failed transactions", ids)
 	}
 }

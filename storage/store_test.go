@@ -77,7 +77,7 @@ func seed(t *testing.T, s *storage.Store, points int64) (push.Account, push.Bot,
 func newJob(a push.Account, b push.Bot, tg push.Target, content string) *push.Job {
 	return &push.Job{
 		ID: push.NewJobID(), AccountID: a.ID, BotID: b.ID, TargetID: tg.ID, Platform: b.Platform, TargetType: tg.Type,
-		Message: push.Message{Type: push.Text, Content: content}, State: push.Queued, Cost: 1,
+		Message: push.Message{Type: push.MsgTypeText, Content: content}, State: push.StateQueued, Cost: 1,
 		CreatedAt: t0, UpdatedAt: t0, ExpiresAt: t0.Add(time.Hour),
 	}
 }
@@ -194,15 +194,15 @@ func TestStoreCRUD(t *testing.T) {
 		if _, err := s.Jobs(ctx, []string{j1.ID, "nope"}); push.KindOf(err) != push.NotFound {
 			t.Fatalf("Jobs with a missing id: %v, want NotFound", err)
 		}
-		ids, err := s.FindJobs(ctx, push.Queued, time.Time{}, 0)
+		ids, err := s.FindJobs(ctx, push.StateQueued, time.Time{}, 0)
 		if err != nil || !cmp.Equal(ids, []string{j1.ID, j2.ID}) {
 			t.Fatalf("FindJobs = %v, %v", ids, err)
 		}
-		if ids, _ := s.FindJobs(ctx, push.Queued, t0.Add(time.Hour), 1); !cmp.Equal(ids, []string{j1.ID}) {
+		if ids, _ := s.FindJobs(ctx, push.StateQueued, t0.Add(time.Hour), 1); !cmp.Equal(ids, []string{j1.ID}) {
 			t.Fatalf("FindJobs(expired, limit 1) = %v", ids)
 		}
 
-		rec := push.IdempotencyRecord{AccountID: a.ID, Key: "k1", Kind: push.KindSingle, Fingerprint: "fp", JobIDs: []string{j1.ID, j2.ID}, CreatedAt: t0}
+		rec := push.IdempotencyRecord{AccountID: a.ID, Key: "k1", Kind: push.RequestKindSingle, Fingerprint: "fp", JobIDs: []string{j1.ID, j2.ID}, CreatedAt: t0}
 		if err := s.CreateIdempotency(ctx, &rec); err != nil {
 			t.Fatal(err)
 		}
@@ -287,13 +287,13 @@ func TestStoreIdempotencyDuplicate(t *testing.T) {
 				if err := tx.CreateJobs(ctx, []*push.Job{j}); err != nil {
 					return err
 				}
-				return tx.CreateIdempotency(ctx, &push.IdempotencyRecord{AccountID: a.ID, Key: "same", Kind: push.KindSingle, Fingerprint: "fp", JobIDs: []string{j.ID}, CreatedAt: t0})
+				return tx.CreateIdempotency(ctx, &push.IdempotencyRecord{AccountID: a.ID, Key: "same", Kind: push.RequestKindSingle, Fingerprint: "fp", JobIDs: []string{j.ID}, CreatedAt: t0})
 			})
 		}, refused(push.Conflict, push.ReasonDuplicate))
 		if ok := wins(won); ok != 1 {
 			t.Fatalf("%d transactions committed the key, want 1", ok)
 		}
-		ids, _ := s.FindJobs(ctx, push.Queued, time.Time{}, 0)
+		ids, _ := s.FindJobs(ctx, push.StateQueued, time.Time{}, 0)
 		rec, err := s.Idempotency(ctx, a.ID, "same")
 		if err != nil || !cmp.Equal(ids, rec.JobIDs) {
 			t.Fatalf("stored jobs %v, record %+v (%v): want only the winner's job", ids, rec, err)
@@ -310,8 +310,8 @@ func TestStoreMoveJobCompareAndSet(t *testing.T) {
 		j := newJob(a, b, tg, "x")
 		createJobs(t, s, j)
 		moves := []push.JobMove{
-			{ID: j.ID, From: push.Queued, To: push.Running, At: t0.Add(time.Second)},
-			{ID: j.ID, From: push.Queued, To: push.Canceled, At: t0.Add(time.Second), Error: "canceled"},
+			{ID: j.ID, From: push.StateQueued, To: push.StateRunning, At: t0.Add(time.Second)},
+			{ID: j.ID, From: push.StateQueued, To: push.StateCanceled, At: t0.Add(time.Second), Error: "canceled"},
 		}
 		won := race(t, 16, func(i int) error {
 			return s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
@@ -323,14 +323,14 @@ func TestStoreMoveJobCompareAndSet(t *testing.T) {
 			t.Fatalf("%d moves won, want 1", n)
 		}
 		got, _ := s.Job(ctx, j.ID)
-		if got.State == push.Running && got.Attempts != 1 || got.State == push.Canceled && got.FinishedAt.IsZero() {
+		if got.State == push.StateRunning && got.Attempts != 1 || got.State == push.StateCanceled && got.FinishedAt.IsZero() {
 			t.Fatalf("job after the race: %+v", got)
 		}
 		// An illegal move is refused without touching the row.
-		if _, err := s.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.Succeeded, To: push.Queued, At: t0}); push.KindOf(err) != push.Conflict {
+		if _, err := s.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.StateSucceeded, To: push.StateQueued, At: t0}); push.KindOf(err) != push.Conflict {
 			t.Fatalf("illegal move: %v, want Conflict", err)
 		}
-		if _, err := s.MoveJob(ctx, push.JobMove{ID: "missing", From: push.Queued, To: push.Running, At: t0}); push.KindOf(err) != push.NotFound {
+		if _, err := s.MoveJob(ctx, push.JobMove{ID: "missing", From: push.StateQueued, To: push.StateRunning, At: t0}); push.KindOf(err) != push.NotFound {
 			t.Fatalf("move of a missing job: %v, want NotFound", err)
 		}
 	})
@@ -348,16 +348,16 @@ func TestStoreMoveJobFromKnownJob(t *testing.T) {
 		at := t0.Add(1500*time.Microsecond + 7).In(time.FixedZone("X", 3600))
 		lives := [][]push.JobMove{
 			{
-				{To: push.Running, At: at},
-				{To: push.Uncertain, At: at.Add(time.Second), Error: "timed out", PlatformIndex: "42:7"},
-				{To: push.Succeeded, At: at.Add(2 * time.Second)}, // keeps the index, clears the error
+				{To: push.StateRunning, At: at},
+				{To: push.StateUncertain, At: at.Add(time.Second), Error: "timed out", PlatformIndex: "42:7"},
+				{To: push.StateSucceeded, At: at.Add(2 * time.Second)}, // keeps the index, clears the error
 			},
 			{
-				{To: push.Running, At: at},
-				{To: push.Failed, At: at.Add(time.Second), Error: "chat not found"},
+				{To: push.StateRunning, At: at},
+				{To: push.StateFailed, At: at.Add(time.Second), Error: "chat not found"},
 			},
 			{
-				{To: push.Canceled, At: at, Error: "canceled"},
+				{To: push.StateCanceled, At: at, Error: "canceled"},
 			},
 		}
 		for _, life := range lives {
@@ -569,7 +569,7 @@ func TestStoreRecountBacklog(t *testing.T) {
 						continue // stays queued
 					}
 					err = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
-						if _, err := tx.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.Queued, To: push.Canceled, At: t0}); err != nil {
+						if _, err := tx.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.StateQueued, To: push.StateCanceled, At: t0}); err != nil {
 							return err
 						}
 						return tx.ReleaseBacklog(ctx, b.ID, 1)
@@ -584,7 +584,7 @@ func TestStoreRecountBacklog(t *testing.T) {
 		workers.Wait()
 		close(stop)
 		wg.Wait()
-		queued, _ := s.FindJobs(ctx, push.Queued, time.Time{}, 0)
+		queued, _ := s.FindJobs(ctx, push.StateQueued, time.Time{}, 0)
 		for _, bot := range []int64{0, b.ID} {
 			if n, _ := s.Backlog(ctx, bot); n != len(queued) {
 				t.Fatalf("backlog of %d = %d with %d active jobs", bot, n, len(queued))

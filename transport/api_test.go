@@ -131,7 +131,7 @@ func TestSendPendingAndUncertainAndFailed(t *testing.T) {
 		t.Fatalf("pending record status %q", got.Data.Status)
 	}
 	jobID := got.Data.JobID
-	h.WaitJob(jobID, push.Succeeded, 5*time.Second)
+	h.WaitJob(jobID, push.StateSucceeded, 5*time.Second)
 	q := h.Call("GET", "/openapi/queue/"+jobID, f.Key, nil)
 	var job struct {
 		Code int            `json:"code"`

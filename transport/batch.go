@@ -74,11 +74,11 @@ func count(jobs []push.Job) tally {
 	var t tally
 	for _, j := range jobs {
 		switch {
-		case j.State == push.Succeeded:
+		case j.State == push.StateSucceeded:
 			t.succeeded++
 		case j.State.Pending():
 			t.pending++
-		case j.State == push.Uncertain:
+		case j.State == push.StateUncertain:
 			t.uncertain++
 		default:
 			t.failed++
@@ -109,7 +109,7 @@ func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
 		return required("bot_id")
 	}
 	if body.TargetIDs == nil {
-		return s.refuseTargets(req, *body.BotID, push.KindBatch, required("target_ids"))
+		return s.refuseTargets(req, *body.BotID, push.RequestKindBatch, required("target_ids"))
 	}
 	res, err := s.eng.SendBatch(req.Context(), push.BatchRequest{
 		AccountID:      principalOf(req.Context()).AccountID,
@@ -127,11 +127,11 @@ func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
 	for i, j := range res.Jobs {
 		status := string(j.State)
 		if j.State.Pending() {
-			status = string(push.Queued) // the contract's word for every unfinished item
+			status = string(push.StateQueued) // the contract's word for every unfinished item
 		}
 		data.Results[i] = batchItem{
-			TargetID: j.TargetID, Success: j.State == push.Succeeded, MessageID: j.MessageID, JobID: j.ID,
-			Status: status, Pending: j.State.Pending(), Uncertain: j.State == push.Uncertain, Error: j.Error,
+			TargetID: j.TargetID, Success: j.State == push.StateSucceeded, MessageID: j.MessageID, JobID: j.ID,
+			Status: status, Pending: j.State.Pending(), Uncertain: j.State == push.StateUncertain, Error: j.Error,
 		}
 	}
 	writeOK(w, t.status(), t.summary(), data)
@@ -157,14 +157,14 @@ func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 			return push.Errorf(push.Invalid, "missing_field", "bots[%d].botId is required", i)
 		}
 		if len(b.Targets) == 0 {
-			return s.refuseTargets(req, *id, push.KindMulti,
+			return s.refuseTargets(req, *id, push.RequestKindMulti,
 				push.Errorf(push.Invalid, "missing_targets", "bots[%d].targets is empty: give at least one target id", i))
 		}
 		groups[i].BotID = *id
 		for _, t := range b.Targets {
 			tid, err := parseTargetID(fmt.Sprintf("bots[%d].targets", i), t)
 			if err != nil {
-				return s.refuseTargets(req, *id, push.KindMulti, err)
+				return s.refuseTargets(req, *id, push.RequestKindMulti, err)
 			}
 			groups[i].TargetIDs = append(groups[i].TargetIDs, tid)
 		}
@@ -187,7 +187,7 @@ func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 	for i, j := range res.Jobs {
 		status := string(j.State)
 		switch {
-		case j.State == push.Succeeded:
+		case j.State == push.StateSucceeded:
 			status = "success"
 		case j.State.Pending():
 			status = "pending"

@@ -34,7 +34,7 @@ func BenchmarkDecodeMultiRequest(b *testing.B) {
 // send: the message record encoded as JSON and written.
 func BenchmarkWriteMessageRecord(b *testing.B) {
 	j := push.Job{ID: "01a1fd03-f066-7762-8d86-d03bf58c3d18", MessageID: 123456, AccountID: 1, BotID: 12, TargetID: 345,
-		Message: push.Message{Type: push.Markdown, Content: "**deployed** v42 to production"}, State: push.Succeeded, PlatformIndex: "100001:987"}
+		Message: push.Message{Type: push.MsgTypeMarkdown, Content: "**deployed** v42 to production"}, State: push.StateSucceeded, PlatformIndex: "100001:987"}
 	w := httptest.NewRecorder()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

@@ -55,7 +55,7 @@ func (s *Server) queryByKey(w http.ResponseWriter, req bunrouter.Request) error 
 	if err != nil {
 		return err
 	}
-	if k.Kind != push.KindSingle {
+	if k.Kind != push.RequestKindSingle {
 		return push.Errorf(push.Invalid, "batch_key", "the Idempotency-Key %q belongs to a %s send, which is not recovered by key: resubmit the identical request with the same key to get its jobIds again, then query each job", key, k.Kind)
 	}
 	j := k.Jobs[0]

@@ -94,7 +94,7 @@ func jobStates() []string {
 func recordStatuses() []string {
 	out := []string{"SUCCESS"}
 	for _, s := range jobStates() {
-		if s != string(push.Succeeded) {
+		if s != string(push.StateSucceeded) {
 			out = append(out, strings.ToUpper(s))
 		}
 	}

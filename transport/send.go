@@ -46,7 +46,7 @@ func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error
 	// on platforms without targets.
 	if body.Target != nil && *body.Target != "" {
 		if r.TargetID, err = parseTargetID("target", *body.Target); err != nil {
-			return s.refuseTargets(req, r.BotID, push.KindSingle, err)
+			return s.refuseTargets(req, r.BotID, push.RequestKindSingle, err)
 		}
 	}
 	if body.TargetType != nil {
@@ -77,7 +77,7 @@ func (s *Server) sendCompat(w http.ResponseWriter, req bunrouter.Request) error 
 	// id 0): like an omitted or null target_id it names no target.
 	if body.TargetID != nil {
 		if *body.TargetID < 0 {
-			return s.refuseTargets(req, r.BotID, push.KindSingle,
+			return s.refuseTargets(req, r.BotID, push.RequestKindSingle,
 				push.Errorf(push.Invalid, "invalid_target_id", "target_id %d is not a target id: give the id of a target bound to the bot", *body.TargetID))
 		}
 		r.TargetID = *body.TargetID
@@ -106,13 +106,13 @@ func (s *Server) single(w http.ResponseWriter, req bunrouter.Request, r push.Sen
 	j := res.Jobs[0]
 	data := messageRecord(j)
 	switch j.State {
-	case push.Succeeded:
+	case push.StateSucceeded:
 		writeOK(w, http.StatusOK, "", data)
-	case push.Queued, push.Running:
+	case push.StateQueued, push.StateRunning:
 		writeOK(w, http.StatusAccepted, "the message is still being sent: track it with GET /api/openapi/queue/"+j.ID+" and do not resend it", data)
-	case push.Uncertain:
+	case push.StateUncertain:
 		writeOK(w, http.StatusAccepted, "delivery is uncertain: "+j.Error+"; query the job and do not resend it", data)
-	case push.Failed:
+	case push.StateFailed:
 		infoOf(req.Context()).reason = "platform_failed"
 		writeJSON(w, http.StatusInternalServerError, errorBody{
 			Code: http.StatusInternalServerError, Error: "platform_failed", Data: data,

@@ -239,7 +239,7 @@ func TestTargetlessPointsBacklogStates(t *testing.T) {
 	}
 	s.ntfy.Unblock()
 	for _, id := range jobs {
-		if j := s.h.Settled(id, 5*time.Second); j.State != push.Succeeded {
+		if j := s.h.Settled(id, 5*time.Second); j.State != push.StateSucceeded {
 			t.Fatalf("job %s: %s %s", id, j.State, j.Error)
 		}
 	}

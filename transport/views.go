@@ -26,7 +26,7 @@ type messageView struct {
 // recordStatus is a message record's status: SUCCESS for a delivered
 // message, else the job state in capitals.
 func recordStatus(s push.State) string {
-	if s == push.Succeeded {
+	if s == push.StateSucceeded {
 		return "SUCCESS"
 	}
 	return strings.ToUpper(string(s))
@@ -43,7 +43,7 @@ func messageRecord(j push.Job) messageView {
 		PlatformIndex: j.PlatformIndex,
 		JobID:         j.ID,
 		Pending:       j.State.Pending(),
-		Uncertain:     j.State == push.Uncertain,
+		Uncertain:     j.State == push.StateUncertain,
 		Error:         j.Error,
 	}
 }
@@ -84,7 +84,7 @@ func NewJobView(j push.Job) JobView {
 		Status:        string(j.State),
 		Success:       j.Success(),
 		Pending:       j.State.Pending(),
-		Uncertain:     j.State == push.Uncertain,
+		Uncertain:     j.State == push.StateUncertain,
 		MessageID:     j.MessageID,
 		BotID:         j.BotID,
 		MsgType:       int(j.Message.Type),

@@ -325,8 +325,8 @@ func runChaos(t *testing.T, mode chaosMode) {
 	defer store.Close()
 	deadline := time.Now().Add(150 * time.Second)
 	for {
-		queued, _ := store.FindJobs(context.Background(), push.Queued, time.Time{}, 0)
-		running, _ := store.FindJobs(context.Background(), push.Running, time.Time{}, 0)
+		queued, _ := store.FindJobs(context.Background(), push.StateQueued, time.Time{}, 0)
+		running, _ := store.FindJobs(context.Background(), push.StateRunning, time.Time{}, 0)
 		if len(queued)+len(running) == 0 {
 			break
 		}
@@ -408,7 +408,7 @@ func checkChaosInvariants(t *testing.T, store *storage.Store, tg *fake.Telegram,
 		address[tr.ID] = tr.Address
 	}
 	for _, r := range rows {
-		if r.State == string(push.Succeeded) && !accepted[[2]string{address[r.TargetID], r.Content}] {
+		if r.State == string(push.StateSucceeded) && !accepted[[2]string{address[r.TargetID], r.Content}] {
 			t.Errorf("job %s is succeeded but the platform never accepted %q for chat %s", r.ID, r.Content, address[r.TargetID])
 		}
 	}
@@ -448,7 +448,7 @@ func checkChaosInvariants(t *testing.T, store *storage.Store, tg *fake.Telegram,
 		}
 		for job, n := range refunds {
 			st := jobState[job]
-			if n != 1 || (st != string(push.Canceled) && st != string(push.Expired)) {
+			if n != 1 || (st != string(push.StateCanceled) && st != string(push.StateExpired)) {
 				t.Errorf("job %s (%s) refunded %d times", job, st, n)
 			}
 		}
@@ -459,7 +459,7 @@ func checkChaosInvariants(t *testing.T, store *storage.Store, tg *fake.Telegram,
 			if charges[r.ID] != 1 {
 				t.Errorf("job %s (cost %d) charged %d times", r.ID, r.Cost, charges[r.ID])
 			}
-			if (r.State == string(push.Canceled) || r.State == string(push.Expired)) && refunds[r.ID] != 1 {
+			if (r.State == string(push.StateCanceled) || r.State == string(push.StateExpired)) && refunds[r.ID] != 1 {
 				t.Errorf("job %s is %s without a refund", r.ID, r.State)
 			}
 		}

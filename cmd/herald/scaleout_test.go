@@ -161,7 +161,7 @@ func TestScaleOutCluster(t *testing.T) {
 				t.Fatalf("request %d got job %v, request 0 got %v", i, data(r)["jobId"], jobID)
 			}
 		}
-		c.waitState(t, jobID.(string), push.Succeeded, 10*time.Second)
+		c.waitState(t, jobID.(string), push.StateSucceeded, 10*time.Second)
 		time.Sleep(200 * time.Millisecond) // a second delivery, if there were one, would arrive now
 		if got := texts(c.tg)["exactly once"]; got != 1 {
 			t.Fatalf("platform received the message %d times, want 1", got)
@@ -282,15 +282,15 @@ func TestScaleOutWorkerKilled(t *testing.T) {
 		others = append(others, data(r)["jobId"].(string))
 	}
 	for _, id := range others {
-		c.waitState(t, id, push.Succeeded, 10*time.Second)
+		c.waitState(t, id, push.StateSucceeded, 10*time.Second)
 	}
-	if j, _ := c.store.Job(context.Background(), doomed); j.State != push.Running {
+	if j, _ := c.store.Job(context.Background(), doomed); j.State != push.StateRunning {
 		t.Fatalf("the killed worker's job is %s, want still running", j.State)
 	}
 	// asynq's lease is 30 s and its recoverer takes tasks whose lease ran
 	// out 30 s before, once a minute: the job comes back about a minute
 	// after the kill.
-	j := c.waitState(t, doomed, push.Uncertain, 100*time.Second-time.Since(killed))
+	j := c.waitState(t, doomed, push.StateUncertain, 100*time.Second-time.Since(killed))
 	if j.Error == "" {
 		t.Fatal("the job became uncertain without a reason")
 	}
@@ -334,7 +334,7 @@ func TestScaleOutRedisFlushed(t *testing.T) {
 	}
 	c.worker(t, "--workers", "2")
 	for _, id := range ids {
-		c.waitState(t, id, push.Succeeded, 20*time.Second)
+		c.waitState(t, id, push.StateSucceeded, 20*time.Second)
 	}
 	time.Sleep(1500 * time.Millisecond) // another reconcile round: nothing is sent twice
 	want := map[string]int{"m0": 1, "m1": 1, "m2": 1, "m3": 1, "m4": 1}
@@ -364,7 +364,7 @@ func TestScaleOutRedisDown(t *testing.T) {
 		t.Fatalf("send with Redis down: %d %s; want 202 with the job id", r.Status, r.Body)
 	}
 	id := data(r)["jobId"].(string)
-	if j, err := c.store.Job(context.Background(), id); err != nil || j.State != push.Queued {
+	if j, err := c.store.Job(context.Background(), id); err != nil || j.State != push.StateQueued {
 		t.Fatalf("job during the outage: %s, %v; want queued in the database", j.State, err)
 	}
 	// The same request again is answered from PostgreSQL.
@@ -373,7 +373,7 @@ func TestScaleOutRedisDown(t *testing.T) {
 	}
 
 	proxy.Restore()
-	c.waitState(t, id, push.Succeeded, 30*time.Second)
+	c.waitState(t, id, push.StateSucceeded, 30*time.Second)
 	time.Sleep(1500 * time.Millisecond)
 	if diff := cmp.Diff(map[string]int{"before": 1, "during": 1}, texts(c.tg)); diff != "" {
 		t.Fatalf("platform accepted (-want +got):\n%s", diff)
@@ -445,7 +445,7 @@ func TestScaleOutWorkerDrains(t *testing.T) {
 	if err := w1.Terminate(15 * time.Second); err != nil {
 		t.Fatalf("worker did not exit cleanly on SIGTERM: %v\n%s", err, w1.Output())
 	}
-	if j := c.waitState(t, id, push.Succeeded, 5*time.Second); j.Attempts != 1 {
+	if j := c.waitState(t, id, push.StateSucceeded, 5*time.Second); j.Attempts != 1 {
 		t.Fatalf("job after the drain: %+v", j)
 	}
 	time.Sleep(500 * time.Millisecond)

@@ -117,10 +117,10 @@ func params(c Config, m push.Message, id string) map[string]any {
 		p["group"] = c.Group
 	}
 	switch m.Type {
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		// The app renders markdown and ignores body.
 		p["markdown"] = m.Content
-	case push.Image:
+	case push.MsgTypeImage:
 		p["body"] = msgtext.Caption(m)
 		p["image"] = m.ImageURL
 	default:

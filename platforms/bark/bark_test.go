@@ -25,14 +25,14 @@ func TestSendFormats(t *testing.T) {
 		want fake.BarkPush
 	}{
 		{"text", push.Message{Content: "disk full"}, fake.BarkPush{Body: "disk full", Group: "ops"}},
-		{"markdown", push.Message{Type: push.Markdown, Content: "**deployed** v42"}, fake.BarkPush{Body: "NoContent", Markdown: "**deployed** v42", Group: "ops"}},
-		{"image", push.Message{Type: push.Image, Content: "chart", ImageURL: "https://img.example.com/c.png"}, fake.BarkPush{Body: "chart", Image: "https://img.example.com/c.png", Group: "ops"}},
-		{"image without caption", push.Message{Type: push.Image, ImageURL: "https://img.example.com/c.png"}, fake.BarkPush{Body: "c.png", Image: "https://img.example.com/c.png", Group: "ops"}},
+		{"markdown", push.Message{Type: push.MsgTypeMarkdown, Content: "**deployed** v42"}, fake.BarkPush{Body: "NoContent", Markdown: "**deployed** v42", Group: "ops"}},
+		{"image", push.Message{Type: push.MsgTypeImage, Content: "chart", ImageURL: "https://img.example.com/c.png"}, fake.BarkPush{Body: "chart", Image: "https://img.example.com/c.png", Group: "ops"}},
+		{"image without caption", push.Message{Type: push.MsgTypeImage, ImageURL: "https://img.example.com/c.png"}, fake.BarkPush{Body: "c.png", Image: "https://img.example.com/c.png", Group: "ops"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := h.SendNoTarget(acct.ID, bot.ID, tt.msg)
-			if j.State != push.Succeeded || j.PlatformIndex != "" {
+			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q platformIndex %q", j.State, j.Error, j.PlatformIndex)
 			}
 			got := f.Pushes()[i]
@@ -69,7 +69,7 @@ func TestPayloadLimit(t *testing.T) {
 	// Just under the margin passes and arrives.
 	fits := strings.Repeat("警", 1200)
 	j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: fits})
-	if j.State != push.Succeeded {
+	if j.State != push.StateSucceeded {
 		t.Fatalf("1200 Chinese characters: job %s %s", j.State, j.Error)
 	}
 	if p := f.Pushes()[0]; p.PayloadSize > bark.MaxPayload || p.Body != fits {
@@ -88,21 +88,21 @@ func TestErrorClasses(t *testing.T) {
 		errHas   string
 		requests int
 	}{
-		{"unknown device key is definitive", true, nil, push.Failed, "failed to get device token: failed to get [[redacted]] device token from database: the server does not know the device key: check device_key in the bot config (code 400)", 1},
+		{"unknown device key is definitive", true, nil, push.StateFailed, "failed to get device token: failed to get [[redacted]] device token from database: the server does not know the device key: check device_key in the bot config (code 400)", 1},
 		{"PayloadTooLarge is definitive", false, func(f *fake.Bark) {
 			f.Fail(fake.BarkFault(500, "push failed: APNS push failed: PayloadTooLarge"))
-		}, push.Failed, "PayloadTooLarge: the notification is larger than APNs' 4 KB", 1},
-		{"BadDeviceToken is definitive", false, func(f *fake.Bark) { f.Fail(fake.BarkFault(500, "push failed: APNS push failed: BadDeviceToken")) }, push.Failed, "Apple refused the notification (code 500)", 1},
+		}, push.StateFailed, "PayloadTooLarge: the notification is larger than APNs' 4 KB", 1},
+		{"BadDeviceToken is definitive", false, func(f *fake.Bark) { f.Fail(fake.BarkFault(500, "push failed: APNS push failed: BadDeviceToken")) }, push.StateFailed, "Apple refused the notification (code 500)", 1},
 		{"APNs TooManyRequests is retried", false, func(f *fake.Bark) {
 			f.Fail(fake.BarkFault(500, "push failed: APNS push failed: TooManyRequests"))
-		}, push.Succeeded, "", 2},
+		}, push.StateSucceeded, "", 2},
 		{"another push failure is uncertain", false, func(f *fake.Bark) {
 			f.Fail(fake.BarkFault(500, "push failed: Post \"https://api.push.apple.com/3/device/x\": context deadline exceeded"))
-		}, push.Uncertain, "context deadline exceeded", 1},
-		{"a gateway's 502 is uncertain", false, func(f *fake.Bark) { f.Fail(fake.Fault{Status: 502, Body: "bad gateway"}) }, push.Uncertain, "HTTP 502", 1},
-		{"basic auth (418) is definitive", false, func(f *fake.Bark) { f.Fail(fake.Fault{Status: 418, Body: "I'm a teapot"}) }, push.Failed, "basic authentication", 1},
-		{"a dropped connection is uncertain", false, func(f *fake.Bark) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
-		{"a timeout after writing is uncertain", false, func(f *fake.Bark) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		}, push.StateUncertain, "context deadline exceeded", 1},
+		{"a gateway's 502 is uncertain", false, func(f *fake.Bark) { f.Fail(fake.Fault{Status: 502, Body: "bad gateway"}) }, push.StateUncertain, "HTTP 502", 1},
+		{"basic auth (418) is definitive", false, func(f *fake.Bark) { f.Fail(fake.Fault{Status: 418, Body: "I'm a teapot"}) }, push.StateFailed, "basic authentication", 1},
+		{"a dropped connection is uncertain", false, func(f *fake.Bark) { f.DropNext(1) }, push.StateUncertain, "no answer", 1},
+		{"a timeout after writing is uncertain", false, func(f *fake.Bark) { f.SetDelay(time.Second) }, push.StateUncertain, "timed out", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -173,9 +173,9 @@ type md struct {
 
 func body(m push.Message) message {
 	switch m.Type {
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		return message{MsgType: "markdown", Markdown: &md{Title: msgtext.Title(m, MaxTitle), Text: m.Content}}
-	case push.Image:
+	case push.MsgTypeImage:
 		return message{MsgType: "markdown", Markdown: &md{Title: msgtext.Title(m, MaxTitle), Text: msgtext.ImageMarkdown(m)}}
 	default:
 		return message{MsgType: "text", Text: &text{Content: m.Content}}

@@ -29,17 +29,17 @@ func TestSendFormats(t *testing.T) {
 	}{
 		{"text", push.Message{Content: "disk *full* on db1"},
 			fake.DingTalkMessage{MsgType: "text", Content: "disk *full* on db1"}},
-		{"markdown with a derived title", push.Message{Type: push.Markdown, Content: "### **Deployed** v42\n\n- api\n- web"},
+		{"markdown with a derived title", push.Message{Type: push.MsgTypeMarkdown, Content: "### **Deployed** v42\n\n- api\n- web"},
 			fake.DingTalkMessage{MsgType: "markdown", Title: "Deployed v42", Text: "### **Deployed** v42\n\n- api\n- web"}},
-		{"image as a Markdown image", push.Message{Type: push.Image, Content: "CPU [prod]", ImageURL: "https://img.example.com/cpu.png"},
+		{"image as a Markdown image", push.Message{Type: push.MsgTypeImage, Content: "CPU [prod]", ImageURL: "https://img.example.com/cpu.png"},
 			fake.DingTalkMessage{MsgType: "markdown", Title: "CPU [prod]", Text: "CPU \\[prod\\]\n\n![CPU \\[prod\\]](https://img.example.com/cpu.png)"}},
-		{"image without caption", push.Message{Type: push.Image, ImageURL: "https://img.example.com/cpu.png"},
+		{"image without caption", push.Message{Type: push.MsgTypeImage, ImageURL: "https://img.example.com/cpu.png"},
 			fake.DingTalkMessage{MsgType: "markdown", Title: "cpu.png", Text: "![cpu.png](https://img.example.com/cpu.png)"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := h.SendNoTarget(acct.ID, bot.ID, tt.msg)
-			if j.State != push.Succeeded || j.PlatformIndex != "" {
+			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q platformIndex %q", j.State, j.Error, j.PlatformIndex)
 			}
 			tt.want.Token, tt.want.Signed = token, true
@@ -68,17 +68,17 @@ func TestSecurity(t *testing.T) {
 		state   push.State
 		errHas  string
 	}{
-		{"signed", map[string]any{"access_token": signed, "secret": secret}, 0, "hi", push.Succeeded, ""},
-		{"signed within the hour", map[string]any{"access_token": signed, "secret": secret}, 50 * time.Minute, "hi", push.Succeeded, ""},
-		{"wrong secret", map[string]any{"access_token": signed, "secret": otherSecret}, 0, "hi", push.Failed,
+		{"signed", map[string]any{"access_token": signed, "secret": secret}, 0, "hi", push.StateSucceeded, ""},
+		{"signed within the hour", map[string]any{"access_token": signed, "secret": secret}, 50 * time.Minute, "hi", push.StateSucceeded, ""},
+		{"wrong secret", map[string]any{"access_token": signed, "secret": otherSecret}, 0, "hi", push.StateFailed,
 			"dingtalk: sign not match: the signature does not match: set secret in the bot config to the robot's 加签 secret (code 310000)"},
-		{"no secret for a signing robot", map[string]any{"access_token": signed}, 0, "hi", push.Failed, "sign not match"},
-		{"clock off by two hours", map[string]any{"access_token": signed, "secret": secret}, 2 * time.Hour, "hi", push.Failed,
+		{"no secret for a signing robot", map[string]any{"access_token": signed}, 0, "hi", push.StateFailed, "sign not match"},
+		{"clock off by two hours", map[string]any{"access_token": signed, "secret": secret}, 2 * time.Hour, "hi", push.StateFailed,
 			"invalid timestamp: this server's clock is more than an hour away from DingTalk's: correct the clock (code 310000)"},
-		{"keyword missing", map[string]any{"access_token": kw}, 0, "disk full", push.Failed,
+		{"keyword missing", map[string]any{"access_token": kw}, 0, "disk full", push.StateFailed,
 			"keywords not in content: the robot's security settings require one of its custom keywords in every message"},
-		{"keyword present", map[string]any{"access_token": kw}, 0, "alert: disk full", push.Succeeded, ""},
-		{"IP allow-list", map[string]any{"access_token": walled}, 0, "hi", push.Failed,
+		{"keyword present", map[string]any{"access_token": kw}, 0, "alert: disk full", push.StateSucceeded, ""},
+		{"IP allow-list", map[string]any{"access_token": walled}, 0, "hi", push.StateFailed,
 			"ip 127.0.0.1 not in whitelist: the robot only takes requests from its IP allow-list"},
 	}
 	for _, tt := range tests {
@@ -109,7 +109,7 @@ func TestSecurity(t *testing.T) {
 	if h.Balance(acct.ID) != before || f.Requests() != requests {
 		t.Fatal("a send refused for its keyword was charged or sent")
 	}
-	if j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Type: push.Markdown, Content: "**告警** disk full"}); j.State != push.Succeeded {
+	if j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Type: push.MsgTypeMarkdown, Content: "**告警** disk full"}); j.State != push.StateSucceeded {
 		t.Fatalf("markdown with a keyword: %s %s", j.State, j.Error)
 	}
 }
@@ -125,16 +125,16 @@ func TestErrorClasses(t *testing.T) {
 		errHas   []string
 		requests int
 	}{
-		{"unknown token is definitive", true, nil, push.Failed, []string{"token is not exist: DingTalk does not know the access token", "(code 300001)"}, 1},
-		{"system busy is retried", false, func(f *fake.DingTalk) { f.Fail(fake.DingTalkFault(-1, "系统繁忙")) }, push.Succeeded, nil, 2},
+		{"unknown token is definitive", true, nil, push.StateFailed, []string{"token is not exist: DingTalk does not know the access token", "(code 300001)"}, 1},
+		{"system busy is retried", false, func(f *fake.DingTalk) { f.Fail(fake.DingTalkFault(-1, "系统繁忙")) }, push.StateSucceeded, nil, 2},
 		{"410100 throttling is retryable: the window is too short, nothing was sent", false, func(f *fake.DingTalk) {
 			f.Fail(fake.DingTalkFault(410100, "send too fast"))
-		}, push.Failed, []string{"gave up after 1 attempts", "nothing was delivered", "throttled for about 10 minutes"}, 1},
-		{"content policy is definitive", false, func(f *fake.DingTalk) { f.Fail(fake.DingTalkFault(430101, "含有不安全的外链")) }, push.Failed, []string{"含有不安全的外链 (code 430101)"}, 1},
-		{"a gateway's 502 is uncertain", false, func(f *fake.DingTalk) { f.Fail(fake.Fault{Status: 502, Body: "<html>"}) }, push.Uncertain, []string{"HTTP 502"}, 1},
-		{"a dropped connection is uncertain", false, func(f *fake.DingTalk) { f.DropNext(1) }, push.Uncertain, []string{"no answer"}, 1},
-		{"a timeout after writing is uncertain", false, func(f *fake.DingTalk) { f.SetDelay(time.Second) }, push.Uncertain, []string{"timed out"}, 1},
-		{"an unreadable 200 is uncertain", false, func(f *fake.DingTalk) { f.Fail(fake.Fault{Status: 200, Body: "ok"}) }, push.Uncertain, []string{"could not be read"}, 1},
+		}, push.StateFailed, []string{"gave up after 1 attempts", "nothing was delivered", "throttled for about 10 minutes"}, 1},
+		{"content policy is definitive", false, func(f *fake.DingTalk) { f.Fail(fake.DingTalkFault(430101, "含有不安全的外链")) }, push.StateFailed, []string{"含有不安全的外链 (code 430101)"}, 1},
+		{"a gateway's 502 is uncertain", false, func(f *fake.DingTalk) { f.Fail(fake.Fault{Status: 502, Body: "<html>"}) }, push.StateUncertain, []string{"HTTP 502"}, 1},
+		{"a dropped connection is uncertain", false, func(f *fake.DingTalk) { f.DropNext(1) }, push.StateUncertain, []string{"no answer"}, 1},
+		{"a timeout after writing is uncertain", false, func(f *fake.DingTalk) { f.SetDelay(time.Second) }, push.StateUncertain, []string{"timed out"}, 1},
+		{"an unreadable 200 is uncertain", false, func(f *fake.DingTalk) { f.Fail(fake.Fault{Status: 200, Body: "ok"}) }, push.StateUncertain, []string{"could not be read"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,12 +161,12 @@ func TestRateLimitWithoutPacing(t *testing.T) {
 	token, _ := f.NewRobot(fake.DingTalkSecurity{})
 	bot := h.PlatformBot(acct.ID, "dingtalk", map[string]any{"access_token": token, "api_base": f.URL()})
 	for i := 0; i < 20; i++ {
-		if j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: fmt.Sprint("m", i)}); j.State != push.Succeeded {
+		if j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: fmt.Sprint("m", i)}); j.State != push.StateSucceeded {
 			t.Fatalf("message %d: %s %s", i, j.State, j.Error)
 		}
 	}
 	j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "one too many"})
-	if j.State != push.Failed || !strings.Contains(j.Error, "send too fast") || !strings.Contains(j.Error, "(code 130101)") {
+	if j.State != push.StateFailed || !strings.Contains(j.Error, "send too fast") || !strings.Contains(j.Error, "(code 130101)") {
 		t.Fatalf("21st message: %s %q", j.State, j.Error)
 	}
 	if len(f.Messages()) != 20 || f.Requests() != 21 {

@@ -216,15 +216,15 @@ func (p *Provider) ValidateTarget(_ json.RawMessage, t push.Target) error {
 // (150 KB of text, 30 KB of card or post).
 func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 	switch m.Type {
-	case push.Text:
+	case push.MsgTypeText:
 		if n := len(textContent(m.Content)); n > MaxTextBody {
 			return push.Errorf(push.Invalid, "content_too_long", "the text is %d bytes as Feishu content; the limit is %d", n, MaxTextBody)
 		}
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		if n := len(cardContent(m.Content)); n > MaxCardBody {
 			return push.Errorf(push.Invalid, "content_too_long", "the Markdown card is %d bytes; Feishu takes cards of at most %d", n, MaxCardBody)
 		}
-	case push.Image:
+	case push.MsgTypeImage:
 		if err := p.images.CheckURL(m.ImageURL); err != nil {
 			return err
 		}

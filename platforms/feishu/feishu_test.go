@@ -84,7 +84,7 @@ func TestMessages(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(e.fs.Messages())
 			j := e.Send(t, bot, c.target, c.msg)
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			msgs := e.fs.Messages()[before:]
@@ -223,7 +223,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 			s.before()
 			sends, got := e.fs.Requests(fake.FeishuOpSend), len(e.fs.Messages())
 			j := e.Send(t, bot, user, text(s.name))
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			if n := e.fs.TokenFetches(); n != s.wantFetches {
@@ -242,7 +242,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		bad.AppSecret = "WrongSecret0123456789abcdefghijk"
 		b := e.Bot(t, bad.Config(e.fs), nil)
 		j := e.Send(t, b, e.Target(t, b, push.TargetUser, openID), text("x"))
-		if j.State != push.Failed || !strings.Contains(j.Error, "(code 10014)") || !strings.Contains(j.Error, "app secret invalid") {
+		if j.State != push.StateFailed || !strings.Contains(j.Error, "(code 10014)") || !strings.Contains(j.Error, "app secret invalid") {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 		if strings.Contains(j.Error, bad.AppSecret) {
@@ -264,7 +264,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, j := range res.Jobs {
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 		}
@@ -306,51 +306,51 @@ func TestErrorClasses(t *testing.T) {
 		deduped   int
 		uploads   int
 	}{
-		{name: "user outside availability", target: stranger, msg: text("x"), state: push.Failed,
+		{name: "user outside availability", target: stranger, msg: text("x"), state: push.StateFailed,
 			errHas: []string{"(code 230013)", "Bot has NO availability to this user"}, sends: 1},
-		{name: "unknown chat", target: unknownChat, msg: text("x"), state: push.Failed,
+		{name: "unknown chat", target: unknownChat, msg: text("x"), state: push.StateFailed,
 			errHas: []string{"(code 230001)", "invalid receive_id"}, sends: 1},
-		{name: "bot not in the chat", target: notMember, msg: text("x"), state: push.Failed,
+		{name: "bot not in the chat", target: notMember, msg: text("x"), state: push.StateFailed,
 			errHas: []string{"(code 230002)", "add the bot to the chat"}, sends: 1},
-		{name: "missing scope", target: user, msg: text("x"), state: push.Failed,
+		{name: "missing scope", target: user, msg: text("x"), state: push.StateFailed,
 			faults: map[string][]fake.FeishuFault{"send": {{Code: 99991672, Msg: "Access denied. One of the following scopes is required: [im:message]"}}},
 			errHas: []string{"(code 99991672)", "Access denied", "im:message:send_as_bot"}, sends: 1},
-		{name: "too long", target: user, msg: text("x"), state: push.Failed,
+		{name: "too long", target: user, msg: text("x"), state: push.StateFailed,
 			faults: map[string][]fake.FeishuFault{"send": {{Code: 230025, Msg: "The length of the message content reaches its limit."}}},
 			errHas: []string{"(code 230025)"}, sends: 1},
-		{name: "a freshly issued token refused again: failed, not retried", target: user, msg: text("x"), state: push.Failed,
+		{name: "a freshly issued token refused again: failed, not retried", target: user, msg: text("x"), state: push.StateFailed,
 			faults: map[string][]fake.FeishuFault{"send": {{Code: 99991663, Msg: "Invalid access token for authorization."}, {Code: 99991663, Msg: "Invalid access token for authorization."}}},
 			errHas: []string{"(code 99991663)", "freshly issued", "token_base"}, sends: 2},
-		{name: "429 waits x-ogw-ratelimit-reset", target: user, msg: text("x"), state: push.Succeeded,
+		{name: "429 waits x-ogw-ratelimit-reset", target: user, msg: text("x"), state: push.StateSucceeded,
 			faults:    map[string][]fake.FeishuFault{"send": {{Status: 429, Code: 99991400, Msg: "request trigger frequency limit", RetryAfter: 1}}},
 			delivered: 1, sends: 2},
-		{name: "per-chat rate limit", target: user, msg: text("x"), state: push.Succeeded,
+		{name: "per-chat rate limit", target: user, msg: text("x"), state: push.StateSucceeded,
 			faults:    map[string][]fake.FeishuFault{"send": {{Code: 230020, Msg: "This operation triggers the frequency limit."}}},
 			delivered: 1, sends: 2},
-		{name: "answer lost after delivery: re-sent with the uuid, not delivered twice", target: user, msg: text("x"), state: push.Succeeded,
+		{name: "answer lost after delivery: re-sent with the uuid, not delivered twice", target: user, msg: text("x"), state: push.StateSucceeded,
 			faults:    map[string][]fake.FeishuFault{"send": {{Drop: true, Process: true}}},
 			delivered: 1, sends: 2, deduped: 1},
-		{name: "dropped before Feishu acted: re-sent and delivered", target: user, msg: text("x"), state: push.Succeeded,
+		{name: "dropped before Feishu acted: re-sent and delivered", target: user, msg: text("x"), state: push.StateSucceeded,
 			faults:    map[string][]fake.FeishuFault{"send": {{Drop: true}}},
 			delivered: 1, sends: 2},
-		{name: "gateway 502 after delivery, then answered", target: user, msg: text("x"), state: push.Succeeded,
+		{name: "gateway 502 after delivery, then answered", target: user, msg: text("x"), state: push.StateSucceeded,
 			faults:    map[string][]fake.FeishuFault{"send": {{Status: 502, Body: "<html>502</html>", Process: true}}},
 			delivered: 1, sends: 2, deduped: 1},
-		{name: "two lost answers: uncertain, never sent again", target: user, msg: text("x"), state: push.Uncertain,
+		{name: "two lost answers: uncertain, never sent again", target: user, msg: text("x"), state: push.StateUncertain,
 			faults:    map[string][]fake.FeishuFault{"send": {{Drop: true, Process: true}, gateway}},
 			errHas:    []string{"same uuid", "HTTP 502", "may have received"},
 			delivered: 1, sends: 2},
-		{name: "unreadable 200 twice: uncertain", target: user, msg: text("x"), state: push.Uncertain,
+		{name: "unreadable 200 twice: uncertain", target: user, msg: text("x"), state: push.StateUncertain,
 			faults:    map[string][]fake.FeishuFault{"send": {{Status: 200, Body: "oops"}, {Status: 200, Body: "oops"}}},
 			errHas:    []string{"could not be read"},
 			delivered: 0, sends: 2},
-		{name: "upload dropped is retried: no message was sent", target: user, msg: image(e.Images.URL("/chart.png"), ""), state: push.Succeeded,
+		{name: "upload dropped is retried: no message was sent", target: user, msg: image(e.Images.URL("/chart.png"), ""), state: push.StateSucceeded,
 			faults:    map[string][]fake.FeishuFault{"upload": {{Drop: true, Process: true}}},
 			delivered: 1, sends: 1, uploads: 2},
-		{name: "upload refused", target: user, msg: image(e.Images.URL("/chart.png"), ""), state: push.Failed,
+		{name: "upload refused", target: user, msg: image(e.Images.URL("/chart.png"), ""), state: push.StateFailed,
 			faults: map[string][]fake.FeishuFault{"upload": {{Code: 234006, Msg: "The image size exceeds the limit."}}},
 			errHas: []string{"(code 234006)"}, uploads: 1},
-		{name: "not an image", target: user, msg: image(e.Images.URL("/blob"), ""), state: push.Failed,
+		{name: "not an image", target: user, msg: image(e.Images.URL("/blob"), ""), state: push.StateFailed,
 			errHas: []string{"did not return an image"}},
 	}
 	for _, c := range cases {
@@ -377,7 +377,7 @@ func TestErrorClasses(t *testing.T) {
 			if diff := cmp.Diff([]int{c.delivered, c.sends, c.deduped, c.uploads}, gotN); diff != "" {
 				t.Errorf("delivered, send requests, deduplicated, uploads (-want +got):\n%s", diff)
 			}
-			if c.state == push.Succeeded && c.delivered == 1 {
+			if c.state == push.StateSucceeded && c.delivered == 1 {
 				msgs := e.fs.Messages()
 				if j.PlatformIndex != msgs[len(msgs)-1].MessageID {
 					t.Errorf("platformIndex %q, delivered message %q", j.PlatformIndex, msgs[len(msgs)-1].MessageID)
@@ -407,13 +407,13 @@ func TestTimeoutResend(t *testing.T) {
 	e.fs.Fail(fake.FeishuOpSend, fake.FeishuFault{Process: true, Delay: 1200 * time.Millisecond})
 	j := e.Send(t, bot, user, text("slow"))
 	msgs := e.fs.Messages()
-	if j.State != push.Succeeded || len(msgs) != 2 || j.PlatformIndex != msgs[1].MessageID || e.fs.Deduplicated() != 1 {
+	if j.State != push.StateSucceeded || len(msgs) != 2 || j.PlatformIndex != msgs[1].MessageID || e.fs.Deduplicated() != 1 {
 		t.Fatalf("job %s %q (%s); %d delivered, %d deduplicated", j.State, j.PlatformIndex, j.Error, len(msgs), e.fs.Deduplicated())
 	}
 	// Both slow: uncertain.
 	e.fs.Fail(fake.FeishuOpSend, fake.FeishuFault{Process: true, Delay: 3 * time.Second}, fake.FeishuFault{Delay: 3 * time.Second})
 	j = e.Send(t, bot, user, text("slower"))
-	if j.State != push.Uncertain || !strings.Contains(j.Error, "same uuid") {
+	if j.State != push.StateUncertain || !strings.Contains(j.Error, "same uuid") {
 		t.Fatalf("job %s: %s", j.State, j.Error)
 	}
 	time.Sleep(3500 * time.Millisecond)
@@ -475,7 +475,7 @@ func TestDomains(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := p.Send(ctx, push.Delivery{JobID: "j-" + c.name, Bot: push.Bot{Config: raw}, Target: push.Target{Type: push.TargetUser, Address: openID},
-				Message: push.Message{Type: push.Text, Content: "hi"}})
+				Message: push.Message{Type: push.MsgTypeText, Content: "hi"}})
 			if err != nil {
 				t.Fatal(err)
 			}

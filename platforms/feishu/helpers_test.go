@@ -22,8 +22,8 @@ func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	return &env{PlatformEnv: testkit.NewPlatformEnv(t, "feishu", opts...), fs: fake.NewFeishu(t)}
 }
 
-func text(s string) push.Message     { return push.Message{Type: push.Text, Content: s} }
-func markdown(s string) push.Message { return push.Message{Type: push.Markdown, Content: s} }
+func text(s string) push.Message     { return push.Message{Type: push.MsgTypeText, Content: s} }
+func markdown(s string) push.Message { return push.Message{Type: push.MsgTypeMarkdown, Content: s} }
 func image(u, caption string) push.Message {
-	return push.Message{Type: push.Image, ImageURL: u, Content: caption}
+	return push.Message{Type: push.MsgTypeImage, ImageURL: u, Content: caption}
 }

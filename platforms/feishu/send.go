@@ -107,7 +107,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	m := d.Message
 	var msgType, content string
 	switch m.Type {
-	case push.Image:
+	case push.MsgTypeImage:
 		img, err := p.images.Fetch(ctx, m.ImageURL, imageTypes()...)
 		if err != nil {
 			return push.Receipt{}, err
@@ -123,7 +123,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		} else {
 			msgType, content = "image", mustJSON(map[string]string{"image_key": imageKey})
 		}
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		msgType, content = "interactive", cardContent(m.Content)
 	default:
 		msgType, content = "text", textContent(m.Content)

@@ -88,9 +88,9 @@ func body(c Config, m push.Message) message {
 	b := message{Message: m.Content, Priority: c.Priority}
 	markdown := map[string]any{"client::display": map[string]any{"contentType": "text/markdown"}}
 	switch m.Type {
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		b.Extras = markdown
-	case push.Image:
+	case push.MsgTypeImage:
 		caption := msgtext.Caption(m)
 		b.Message = msgtext.EscapeMarkdown(caption) + "\n\n" + msgtext.MarkdownImage(m.ImageURL, caption)
 		b.Extras = markdown

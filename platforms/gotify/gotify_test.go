@@ -29,9 +29,9 @@ func TestSendFormats(t *testing.T) {
 	}{
 		{"text", bot, push.Message{Content: "disk *full*"},
 			fake.GotifyMessage{AppID: 1, Message: "disk *full*", Title: "deploys", Priority: 5}},
-		{"markdown", bot, push.Message{Type: push.Markdown, Content: "**deployed** v42"},
+		{"markdown", bot, push.Message{Type: push.MsgTypeMarkdown, Content: "**deployed** v42"},
 			fake.GotifyMessage{AppID: 1, Message: "**deployed** v42", Title: "deploys", Priority: 5, Extras: md}},
-		{"image", bot, push.Message{Type: push.Image, Content: "chart #1", ImageURL: "https://img.example.com/c (1).png"},
+		{"image", bot, push.Message{Type: push.MsgTypeImage, Content: "chart #1", ImageURL: "https://img.example.com/c (1).png"},
 			fake.GotifyMessage{AppID: 1, Message: "chart \\#1\n\n![chart #1](https://img.example.com/c%20%281%29.png)", Title: "deploys", Priority: 5, Extras: map[string]any{
 				"client::display":      map[string]any{"contentType": "text/markdown"},
 				"client::notification": map[string]any{"bigImageUrl": "https://img.example.com/c (1).png"},
@@ -42,7 +42,7 @@ func TestSendFormats(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := h.SendNoTarget(acct.ID, tt.bot.ID, tt.msg)
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			got := f.Messages()[i]
@@ -67,19 +67,19 @@ func TestErrorClasses(t *testing.T) {
 		errHas   string
 		requests int
 	}{
-		{"unknown token is definitive", func(*fake.Gotify) string { return "Aunknown-token1" }, nil, push.Failed,
+		{"unknown token is definitive", func(*fake.Gotify) string { return "Aunknown-token1" }, nil, push.StateFailed,
 			"gotify: Unauthorized: you need to provide a valid access token or user credentials to access this api: the server refused the token", 1},
-		{"a client token is definitive", func(f *fake.Gotify) string { return f.NewClient() }, nil, push.Failed, "Forbidden: you are not allowed to access this api", 1},
-		{"400 is definitive", nil, func(f *fake.Gotify) { f.Fail(fake.GotifyFault(400, "Field 'message' is required")) }, push.Failed,
+		{"a client token is definitive", func(f *fake.Gotify) string { return f.NewClient() }, nil, push.StateFailed, "Forbidden: you are not allowed to access this api", 1},
+		{"400 is definitive", nil, func(f *fake.Gotify) { f.Fail(fake.GotifyFault(400, "Field 'message' is required")) }, push.StateFailed,
 			"gotify: Bad Request: Field 'message' is required (code 400)", 1},
 		{"a proxy's 429 is retried", nil, func(f *fake.Gotify) {
 			f.Fail(fake.Fault{Status: 429, Header: map[string][]string{"Retry-After": {"0"}}, Body: "slow down"})
-		}, push.Succeeded, "", 2},
-		{"Gotify's 500 is uncertain", nil, func(f *fake.Gotify) { f.Fail(fake.GotifyFault(500, "database is locked")) }, push.Uncertain, "database is locked", 1},
-		{"a gateway's 504 is uncertain", nil, func(f *fake.Gotify) { f.Fail(fake.Fault{Status: 504, Body: "Gateway Timeout"}) }, push.Uncertain, "HTTP 504", 1},
-		{"a dropped connection is uncertain", nil, func(f *fake.Gotify) { f.DropNext(1) }, push.Uncertain, "no answer after the request was sent", 1},
-		{"a timeout after writing is uncertain", nil, func(f *fake.Gotify) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
-		{"an unreadable 200 is uncertain", nil, func(f *fake.Gotify) { f.Fail(fake.Fault{Status: 200, Body: "<html>"}) }, push.Uncertain, "could not be read", 1},
+		}, push.StateSucceeded, "", 2},
+		{"Gotify's 500 is uncertain", nil, func(f *fake.Gotify) { f.Fail(fake.GotifyFault(500, "database is locked")) }, push.StateUncertain, "database is locked", 1},
+		{"a gateway's 504 is uncertain", nil, func(f *fake.Gotify) { f.Fail(fake.Fault{Status: 504, Body: "Gateway Timeout"}) }, push.StateUncertain, "HTTP 504", 1},
+		{"a dropped connection is uncertain", nil, func(f *fake.Gotify) { f.DropNext(1) }, push.StateUncertain, "no answer after the request was sent", 1},
+		{"a timeout after writing is uncertain", nil, func(f *fake.Gotify) { f.SetDelay(time.Second) }, push.StateUncertain, "timed out", 1},
+		{"an unreadable 200 is uncertain", nil, func(f *fake.Gotify) { f.Fail(fake.Fault{Status: 200, Body: "<html>"}) }, push.StateUncertain, "could not be read", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -158,9 +158,9 @@ type publish struct {
 func publishBody(c Config, m push.Message) publish {
 	b := publish{Topic: c.Topic, Message: m.Content}
 	switch m.Type {
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		b.Markdown = true
-	case push.Image:
+	case push.MsgTypeImage:
 		// An empty message would show as "triggered": caption it.
 		b.Message = msgtext.Caption(m)
 		b.Attach = m.ImageURL

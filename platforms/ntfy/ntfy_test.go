@@ -31,19 +31,19 @@ func TestSendFormats(t *testing.T) {
 		msg  push.Message
 		want fake.NtfyMessage
 	}{
-		{"text", push.Message{Type: push.Text, Content: "disk *full* on db1"},
+		{"text", push.Message{Type: push.MsgTypeText, Content: "disk *full* on db1"},
 			fake.NtfyMessage{Topic: "alerts", Message: "disk *full* on db1"}},
-		{"markdown", push.Message{Type: push.Markdown, Content: "**deployed** v42\n\n- api\n- web"},
+		{"markdown", push.Message{Type: push.MsgTypeMarkdown, Content: "**deployed** v42\n\n- api\n- web"},
 			fake.NtfyMessage{Topic: "alerts", Message: "**deployed** v42\n\n- api\n- web", Markdown: true}},
-		{"image with caption", push.Message{Type: push.Image, Content: "today's chart", ImageURL: "https://img.example.com/c/chart.png"},
+		{"image with caption", push.Message{Type: push.MsgTypeImage, Content: "today's chart", ImageURL: "https://img.example.com/c/chart.png"},
 			fake.NtfyMessage{Topic: "alerts", Message: "today's chart", Attach: "https://img.example.com/c/chart.png", Filename: "chart.png"}},
-		{"image without caption", push.Message{Type: push.Image, ImageURL: "https://img.example.com/c/chart.png"},
+		{"image without caption", push.Message{Type: push.MsgTypeImage, ImageURL: "https://img.example.com/c/chart.png"},
 			fake.NtfyMessage{Topic: "alerts", Message: "chart.png", Attach: "https://img.example.com/c/chart.png", Filename: "chart.png"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := h.SendNoTarget(acct.ID, bot.ID, tt.msg)
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			got := f.Messages()[i]
@@ -71,11 +71,11 @@ func TestAuthentication(t *testing.T) {
 		user    string
 		secrets []string
 	}{
-		{"token", map[string]any{"token": token}, push.Succeeded, "", "phil", nil},
-		{"user and password", map[string]any{"user": "phil", "password": "s3cret-pass"}, push.Succeeded, "", "phil", nil},
-		{"wrong token", map[string]any{"token": "tk_wrongwrongwrongwrongwrongwro"}, push.Failed, "ntfy: unauthorized: the server refused the credentials", "", []string{"tk_wrongwrongwrongwrongwrongwro"}},
-		{"wrong password", map[string]any{"user": "phil", "password": "guess-0001"}, push.Failed, "(code 40101)", "", []string{"guess-0001"}},
-		{"anonymous on a protected topic", map[string]any{}, push.Failed, "ntfy: forbidden: these credentials", "", nil},
+		{"token", map[string]any{"token": token}, push.StateSucceeded, "", "phil", nil},
+		{"user and password", map[string]any{"user": "phil", "password": "s3cret-pass"}, push.StateSucceeded, "", "phil", nil},
+		{"wrong token", map[string]any{"token": "tk_wrongwrongwrongwrongwrongwro"}, push.StateFailed, "ntfy: unauthorized: the server refused the credentials", "", []string{"tk_wrongwrongwrongwrongwrongwro"}},
+		{"wrong password", map[string]any{"user": "phil", "password": "guess-0001"}, push.StateFailed, "(code 40101)", "", []string{"guess-0001"}},
+		{"anonymous on a protected topic", map[string]any{}, push.StateFailed, "ntfy: forbidden: these credentials", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestAuthentication(t *testing.T) {
 					t.Errorf("the job's error %q shows a credential", j.Error)
 				}
 			}
-			if tt.state == push.Succeeded {
+			if tt.state == push.StateSucceeded {
 				if got := f.Messages()[before]; got.User != tt.user {
 					t.Errorf("published as %q, want %q", got.User, tt.user)
 				}
@@ -112,27 +112,27 @@ func TestErrorClasses(t *testing.T) {
 	}{
 		{"429 too many requests is retried", func(f *fake.Ntfy) {
 			f.Fail(fake.NtfyFault(429, 42901, "limit reached: too many requests"))
-		}, push.Succeeded, "", 2},
+		}, push.StateSucceeded, "", 2},
 		{"429 daily quota is retried", func(f *fake.Ntfy) {
 			f.Fail(fake.NtfyFault(429, 42908, "limit reached: daily message quota reached"))
-		}, push.Succeeded, "", 2},
+		}, push.StateSucceeded, "", 2},
 		{"400 is definitive", func(f *fake.Ntfy) {
 			f.Fail(fake.NtfyFault(400, 40013, "invalid request: attachment URL is invalid"))
-		}, push.Failed, "ntfy: invalid request: attachment URL is invalid (code 40013)", 1},
+		}, push.StateFailed, "ntfy: invalid request: attachment URL is invalid (code 40013)", 1},
 		{"ntfy's 500 is uncertain", func(f *fake.Ntfy) {
 			f.Fail(fake.NtfyFault(500, 50001, "internal server error"))
-		}, push.Uncertain, "internal server error (code 50001)", 1},
+		}, push.StateUncertain, "internal server error (code 50001)", 1},
 		{"a proxy's 429 is retried", func(f *fake.Ntfy) {
 			f.Fail(fake.Fault{Status: 429, Body: "<html>Too Many Requests</html>"})
-		}, push.Succeeded, "", 2},
+		}, push.StateSucceeded, "", 2},
 		{"a gateway's 502 is uncertain", func(f *fake.Ntfy) {
 			f.Fail(fake.Fault{Status: 502, Body: "<html>Bad Gateway</html>"})
-		}, push.Uncertain, "HTTP 502", 1},
-		{"a dropped connection is uncertain", func(f *fake.Ntfy) { f.DropNext(1) }, push.Uncertain, "no answer after the request was sent", 1},
-		{"a timeout after writing is uncertain", func(f *fake.Ntfy) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+		}, push.StateUncertain, "HTTP 502", 1},
+		{"a dropped connection is uncertain", func(f *fake.Ntfy) { f.DropNext(1) }, push.StateUncertain, "no answer after the request was sent", 1},
+		{"a timeout after writing is uncertain", func(f *fake.Ntfy) { f.SetDelay(time.Second) }, push.StateUncertain, "timed out", 1},
 		{"a 2xx without an id is uncertain", func(f *fake.Ntfy) {
 			f.Fail(fake.Fault{Status: 200, Body: "{}"})
-		}, push.Uncertain, "no message id", 1},
+		}, push.StateUncertain, "no message id", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,7 +163,7 @@ func TestMessageLimit(t *testing.T) {
 		t.Fatalf("fake ntfy published %+v for a long body; want a file attachment", m)
 	}
 
-	for _, msg := range []push.Message{{Content: cjk}, {Type: push.Markdown, Content: cjk}, {Type: push.Image, Content: cjk, ImageURL: "https://img.example.com/a.png"}} {
+	for _, msg := range []push.Message{{Content: cjk}, {Type: push.MsgTypeMarkdown, Content: cjk}, {Type: push.MsgTypeImage, Content: cjk, ImageURL: "https://img.example.com/a.png"}} {
 		_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: acct.ID, BotID: def.ID, Message: msg})
 		if push.ReasonOf(err) != "content_too_long" || !strings.Contains(err.Error(), "4200 bytes") || !strings.Contains(err.Error(), "4096") || !strings.Contains(err.Error(), "attachment") {
 			t.Fatalf("send of %d bytes (%s): %v; want content_too_long naming the sizes", len(cjk), msg.Type, err)
@@ -180,7 +180,7 @@ func TestMessageLimit(t *testing.T) {
 	f.SetMessageLimit(8192)
 	big := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t", "message_limit": 8192})
 	j := h.SendNoTarget(acct.ID, big.ID, push.Message{Content: cjk})
-	if j.State != push.Succeeded {
+	if j.State != push.StateSucceeded {
 		t.Fatalf("job %s: %s", j.State, j.Error)
 	}
 	if m := f.Messages()[1]; m.AsFile || m.Message != cjk {

@@ -111,9 +111,9 @@ type request struct {
 func body(c Config, m push.Message) request {
 	r := request{Token: c.Token, Title: msgtext.Title(m, MaxTitle), Content: m.Content, Template: "txt", Topic: c.Topic}
 	switch m.Type {
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		r.Template = "markdown"
-	case push.Image:
+	case push.MsgTypeImage:
 		r.Template = "markdown"
 		r.Content = msgtext.ImageMarkdown(m)
 	}

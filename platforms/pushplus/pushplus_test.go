@@ -33,9 +33,9 @@ func TestSendFormats(t *testing.T) {
 	}{
 		{"text uses the txt template", bot, push.Message{Content: "disk <b>full</b>\nsecond line"},
 			fake.PushPlusMessage{Title: "disk <b>full</b>", Content: "disk <b>full</b>\nsecond line", Template: "txt"}},
-		{"markdown uses the markdown template", bot, push.Message{Type: push.Markdown, Content: "# Deployed\n\n**v42**"},
+		{"markdown uses the markdown template", bot, push.Message{Type: push.MsgTypeMarkdown, Content: "# Deployed\n\n**v42**"},
 			fake.PushPlusMessage{Title: "Deployed", Content: "# Deployed\n\n**v42**", Template: "markdown"}},
-		{"image is a Markdown image", bot, push.Message{Type: push.Image, Content: "chart", ImageURL: "https://img.example.com/c.png"},
+		{"image is a Markdown image", bot, push.Message{Type: push.MsgTypeImage, Content: "chart", ImageURL: "https://img.example.com/c.png"},
 			fake.PushPlusMessage{Title: "chart", Content: "chart\n\n![chart](https://img.example.com/c.png)", Template: "markdown"}},
 		{"a topic sends to the group", group, push.Message{Content: "hello team"},
 			fake.PushPlusMessage{Title: "hello team", Content: "hello team", Template: "txt", Topic: "ops-team"}},
@@ -44,7 +44,7 @@ func TestSendFormats(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			j := h.SendNoTarget(acct.ID, tt.bot.ID, tt.msg)
 			// Accepted for asynchronous delivery: succeeded, with the 流水号.
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			got := f.Messages()[i]
@@ -85,16 +85,16 @@ func TestErrorClasses(t *testing.T) {
 		errHas   string
 		requests int
 	}{
-		{"903 invalid token is definitive", true, nil, push.Failed, "pushplus: 无效的用户令牌: the token was refused: check token in the bot config (code 903)", 1},
-		{"900 restricted is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(900, "用户账号使用受限")) }, push.Failed, "用户账号使用受限: the account is restricted after too many requests", 1},
-		{"888 points is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(888, "积分不足,需要充值")) }, push.Failed, "(code 888)", 1},
-		{"905 verification is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(905, "账户未进行实名认证")) }, push.Failed, "real-name verification (code 905)", 1},
-		{"999 validation is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(999, "内容不能为空")) }, push.Failed, "内容不能为空 (code 999)", 1},
-		{"500 system error is retried", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(500, "系统异常,请稍后再试")) }, push.Succeeded, "", 2},
-		{"a gateway's 502 is uncertain", false, func(f *fake.PushPlus) { f.Fail(fake.Fault{Status: 502, Body: "<html>502</html>"}) }, push.Uncertain, "HTTP 502", 1},
-		{"a dropped connection is uncertain", false, func(f *fake.PushPlus) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
-		{"a timeout after writing is uncertain", false, func(f *fake.PushPlus) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
-		{"a 200 without a 流水号 is uncertain", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(200, "请求成功")) }, push.Uncertain, "no 流水号", 1},
+		{"903 invalid token is definitive", true, nil, push.StateFailed, "pushplus: 无效的用户令牌: the token was refused: check token in the bot config (code 903)", 1},
+		{"900 restricted is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(900, "用户账号使用受限")) }, push.StateFailed, "用户账号使用受限: the account is restricted after too many requests", 1},
+		{"888 points is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(888, "积分不足,需要充值")) }, push.StateFailed, "(code 888)", 1},
+		{"905 verification is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(905, "账户未进行实名认证")) }, push.StateFailed, "real-name verification (code 905)", 1},
+		{"999 validation is definitive", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(999, "内容不能为空")) }, push.StateFailed, "内容不能为空 (code 999)", 1},
+		{"500 system error is retried", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(500, "系统异常,请稍后再试")) }, push.StateSucceeded, "", 2},
+		{"a gateway's 502 is uncertain", false, func(f *fake.PushPlus) { f.Fail(fake.Fault{Status: 502, Body: "<html>502</html>"}) }, push.StateUncertain, "HTTP 502", 1},
+		{"a dropped connection is uncertain", false, func(f *fake.PushPlus) { f.DropNext(1) }, push.StateUncertain, "no answer", 1},
+		{"a timeout after writing is uncertain", false, func(f *fake.PushPlus) { f.SetDelay(time.Second) }, push.StateUncertain, "timed out", 1},
+		{"a 200 without a 流水号 is uncertain", false, func(f *fake.PushPlus) { f.Fail(fake.PushPlusFault(200, "请求成功")) }, push.StateUncertain, "no 流水号", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,10 +81,10 @@ func TestValidateTargetAndMessage(t *testing.T) {
 		tt push.TargetType
 		ok bool
 	}{
-		{push.Message{Type: push.Text, Content: "x", Wakeup: true}, push.TargetUser, true},
-		{push.Message{Type: push.Text, Content: "x", Wakeup: true}, push.TargetGroup, false},
-		{push.Message{Type: push.Markdown, Content: "**x**"}, push.TargetGroup, true},
-		{push.Message{Type: push.Image, ImageURL: "https://example.com/a.png", Wakeup: true}, push.TargetGroup, false},
+		{push.Message{Type: push.MsgTypeText, Content: "x", Wakeup: true}, push.TargetUser, true},
+		{push.Message{Type: push.MsgTypeText, Content: "x", Wakeup: true}, push.TargetGroup, false},
+		{push.Message{Type: push.MsgTypeMarkdown, Content: "**x**"}, push.TargetGroup, true},
+		{push.Message{Type: push.MsgTypeImage, ImageURL: "https://example.com/a.png", Wakeup: true}, push.TargetGroup, false},
 	}
 	for _, tc := range messages {
 		err := p.ValidateMessage(tc.m, tc.tt)
@@ -123,7 +123,7 @@ func TestTokenRefreshedEarly(t *testing.T) {
 	clock := &fakeClock{now: time.Now()}
 	p := qq.New(shared.Deps{Client: httpcall.New(httpcall.Options{}), Tokens: tokencache.New(tokencache.Options{Now: clock.Now})})
 	d := push.Delivery{JobID: "j", Bot: push.Bot{Platform: "qq", Config: f.BotConfig(appID, sec)},
-		Target: push.Target{Type: push.TargetUser, Address: "U1"}, AsType: push.TargetUser, Message: push.Message{Type: push.Text, Content: "x"}}
+		Target: push.Target{Type: push.TargetUser, Address: "U1"}, AsType: push.TargetUser, Message: push.Message{Type: push.MsgTypeText, Content: "x"}}
 	steps := []struct {
 		advance time.Duration
 		fetches int
@@ -175,9 +175,9 @@ func TestSendErrorOutcomes(t *testing.T) {
 		{name: "unknown user", tt: push.TargetUser, addr: "NOBODY", m: text("x"), outcome: push.OutcomeDefinitive, code: "40034003"},
 		{name: "rate limit", fault: &fake.QQFault{Status: 400, Code: 22009, Message: "msg limit exceed"}, tt: push.TargetUser, addr: "U1", m: text("x"), outcome: push.OutcomeRetryable, code: "22009"},
 		{name: "gateway 504", fault: &fake.QQFault{Status: 504, HTML: true}, tt: push.TargetGroup, addr: "G1", m: text("x"), outcome: push.OutcomeUncertain},
-		{name: "image URL unreachable", tt: push.TargetGroup, addr: "G1", m: push.Message{Type: push.Image, ImageURL: "http://127.0.0.1:1/x.png"}, outcome: push.OutcomeRetryable, code: "304082"},
+		{name: "image URL unreachable", tt: push.TargetGroup, addr: "G1", m: push.Message{Type: push.MsgTypeImage, ImageURL: "http://127.0.0.1:1/x.png"}, outcome: push.OutcomeRetryable, code: "304082"},
 		{name: "upload answer is a gateway page", fault: &fake.QQFault{On: "files", Status: 502, HTML: true}, tt: push.TargetUser, addr: "U1",
-			m: push.Message{Type: push.Image, ImageURL: "https://example.com/x.png"}, outcome: push.OutcomeRetryable},
+			m: push.Message{Type: push.MsgTypeImage, ImageURL: "https://example.com/x.png"}, outcome: push.OutcomeRetryable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

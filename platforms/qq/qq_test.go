@@ -52,8 +52,8 @@ func (e *env) send(t *testing.T, tg push.Target, m push.Message) push.Job {
 	return e.Send(t, e.bot, tg, m)
 }
 
-func text(s string) push.Message     { return push.Message{Type: push.Text, Content: s} }
-func markdown(s string) push.Message { return push.Message{Type: push.Markdown, Content: s} }
+func text(s string) push.Message     { return push.Message{Type: push.MsgTypeText, Content: s} }
+func markdown(s string) push.Message { return push.Message{Type: push.MsgTypeMarkdown, Content: s} }
 
 func TestSendFormats(t *testing.T) {
 	e := newEnv(t)
@@ -76,19 +76,19 @@ func TestSendFormats(t *testing.T) {
 			want: fake.QQMessage{Scene: "c2c", MsgType: 0, Content: "hello qq"}},
 		{name: "markdown to a user", tt: push.TargetUser, msg: markdown("# t\n**b**"),
 			want: fake.QQMessage{Scene: "c2c", MsgType: 2, Markdown: "# t\n**b**"}},
-		{name: "image to a user", tt: push.TargetUser, msg: push.Message{Type: push.Image, ImageURL: pngURL},
+		{name: "image to a user", tt: push.TargetUser, msg: push.Message{Type: push.MsgTypeImage, ImageURL: pngURL},
 			want: fake.QQMessage{Scene: "c2c", MsgType: 7, Content: " "}, wantSHA: fake.SHA256(png)},
-		{name: "image with a caption to a user", tt: push.TargetUser, msg: push.Message{Type: push.Image, ImageURL: jpgURL, Content: "today's chart"},
+		{name: "image with a caption to a user", tt: push.TargetUser, msg: push.Message{Type: push.MsgTypeImage, ImageURL: jpgURL, Content: "today's chart"},
 			want: fake.QQMessage{Scene: "c2c", MsgType: 7, Content: "today's chart"}, wantSHA: fake.SHA256(jpg)},
 		{name: "text to a group", tt: push.TargetGroup, msg: text("hello group"),
 			want: fake.QQMessage{Scene: "group", MsgType: 0, Content: "hello group"}},
 		{name: "markdown to a group", tt: push.TargetGroup, msg: markdown("- a\n- b"),
 			want: fake.QQMessage{Scene: "group", MsgType: 2, Markdown: "- a\n- b"}},
-		{name: "image to a group", tt: push.TargetGroup, msg: push.Message{Type: push.Image, ImageURL: pngURL},
+		{name: "image to a group", tt: push.TargetGroup, msg: push.Message{Type: push.MsgTypeImage, ImageURL: pngURL},
 			want: fake.QQMessage{Scene: "group", MsgType: 7, Content: " "}, wantSHA: fake.SHA256(png)},
-		{name: "wake-up text to a user", tt: push.TargetUser, msg: push.Message{Type: push.Text, Content: "wake up", Wakeup: true}, talked: true,
+		{name: "wake-up text to a user", tt: push.TargetUser, msg: push.Message{Type: push.MsgTypeText, Content: "wake up", Wakeup: true}, talked: true,
 			want: fake.QQMessage{Scene: "c2c", MsgType: 0, Content: "wake up", IsWakeup: true}},
-		{name: "wake-up markdown to a user", tt: push.TargetUser, msg: push.Message{Type: push.Markdown, Content: "**up**", Wakeup: true}, talked: true,
+		{name: "wake-up markdown to a user", tt: push.TargetUser, msg: push.Message{Type: push.MsgTypeMarkdown, Content: "**up**", Wakeup: true}, talked: true,
 			want: fake.QQMessage{Scene: "c2c", MsgType: 2, Markdown: "**up**", IsWakeup: true}},
 	}
 	for _, tc := range tests {
@@ -99,7 +99,7 @@ func TestSendFormats(t *testing.T) {
 			}
 			before := len(e.f.Messages())
 			j := e.send(t, tg, tc.msg)
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			msgs := e.f.Messages()
@@ -137,12 +137,12 @@ func TestDeliveryPolicy(t *testing.T) {
 		state    push.State
 		contains []string
 	}{
-		{name: "proactive text to a user is refused", tt: push.TargetUser, state: push.Failed,
+		{name: "proactive text to a user is refused", tt: push.TargetUser, state: push.StateFailed,
 			contains: []string{"40034102", "主动消息失败", "isWakeup=true"}},
-		{name: "wake-up without the user's message is refused", tt: push.TargetUser, wakeup: true, state: push.Failed,
+		{name: "wake-up without the user's message is refused", tt: push.TargetUser, wakeup: true, state: push.StateFailed,
 			contains: []string{"40034102", "wake-up", "after talking to the bot"}},
-		{name: "wake-up after the user's message goes", tt: push.TargetUser, wakeup: true, talked: true, state: push.Succeeded},
-		{name: "group message without a passive reply id is refused", tt: push.TargetGroup, state: push.Failed,
+		{name: "wake-up after the user's message goes", tt: push.TargetUser, wakeup: true, talked: true, state: push.StateSucceeded},
+		{name: "group message without a passive reply id is refused", tt: push.TargetGroup, state: push.StateFailed,
 			contains: []string{"40034102", "passive replies within 5 minutes"}},
 	}
 	for _, tc := range tests {
@@ -151,7 +151,7 @@ func TestDeliveryPolicy(t *testing.T) {
 			if tc.talked {
 				e.f.UserTalked(tg.Address)
 			}
-			j := e.send(t, tg, push.Message{Type: push.Text, Content: "hi", Wakeup: tc.wakeup})
+			j := e.send(t, tg, push.Message{Type: push.MsgTypeText, Content: "hi", Wakeup: tc.wakeup})
 			if j.State != tc.state {
 				t.Fatalf("job %s (%s), want %s", j.State, j.Error, tc.state)
 			}
@@ -166,10 +166,10 @@ func TestDeliveryPolicy(t *testing.T) {
 	// allows one per window.
 	tg := e.target(t, push.TargetUser)
 	e.f.UserTalked(tg.Address)
-	if j := e.send(t, tg, push.Message{Type: push.Text, Content: "1", Wakeup: true}); j.State != push.Succeeded {
+	if j := e.send(t, tg, push.Message{Type: push.MsgTypeText, Content: "1", Wakeup: true}); j.State != push.StateSucceeded {
 		t.Fatalf("first wake-up: %s %s", j.State, j.Error)
 	}
-	if j := e.send(t, tg, push.Message{Type: push.Text, Content: "2", Wakeup: true}); j.State != push.Failed || !strings.Contains(j.Error, "40034102") {
+	if j := e.send(t, tg, push.Message{Type: push.MsgTypeText, Content: "2", Wakeup: true}); j.State != push.StateFailed || !strings.Contains(j.Error, "40034102") {
 		t.Fatalf("second wake-up: %s %s, want failed with 40034102", j.State, j.Error)
 	}
 }
@@ -179,7 +179,7 @@ func TestGroupWakeupRefusedBeforeCharging(t *testing.T) {
 	tg := e.target(t, push.TargetGroup)
 	before := e.H.Balance(e.Account.ID)
 	_, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: e.bot.ID, TargetID: tg.ID,
-		Message: push.Message{Type: push.Text, Content: "hi", Wakeup: true}})
+		Message: push.Message{Type: push.MsgTypeText, Content: "hi", Wakeup: true}})
 	if !push.IsKind(err, push.Invalid) || push.ReasonOf(err) != "wakeup_unsupported" || !strings.Contains(err.Error(), "only to users") {
 		t.Fatalf("group wake-up = %v, want Invalid wakeup_unsupported", err)
 	}
@@ -198,16 +198,16 @@ func TestMarkdownFallback(t *testing.T) {
 		want      *fake.QQMessage
 		errSubstr string
 	}{
-		{name: "granted: native markdown", granted: true, state: push.Succeeded, requests: 1,
+		{name: "granted: native markdown", granted: true, state: push.StateSucceeded, requests: 1,
 			want: &fake.QQMessage{MsgType: 2, Markdown: "# Deploy\n**api** is [live](https://example.com/d)"}},
-		{name: "not granted: one plain-text resend", granted: false, state: push.Succeeded, requests: 2,
+		{name: "not granted: one plain-text resend", granted: false, state: push.StateSucceeded, requests: 2,
 			want: &fake.QQMessage{MsgType: 0, Content: "Deploy\n\napi is live (https://example.com/d)"}},
-		{name: "the fallback is refused too: no third send", granted: true, state: push.Failed, requests: 2,
+		{name: "the fallback is refused too: no third send", granted: true, state: push.StateFailed, requests: 2,
 			faults: []fake.QQFault{
 				{Status: 400, Code: 50056, Message: "不允许发送 markdown content"},
 				{Status: 400, Code: 304003, Message: "URL_NOT_ALLOWED url 未报备"},
 			}, errSubstr: "304003"},
-		{name: "other markdown refusals do not fall back", granted: true, state: push.Failed, requests: 1,
+		{name: "other markdown refusals do not fall back", granted: true, state: push.StateFailed, requests: 1,
 			faults:    []fake.QQFault{{Status: 400, Code: 50055, Message: "无效的 markdown content"}},
 			errSubstr: "50055"},
 	}
@@ -256,44 +256,44 @@ func TestErrorClasses(t *testing.T) {
 	}{
 		{name: "definitive: URL not registered", msg: text("see https://x.example"),
 			faults: []fake.QQFault{{Status: 400, Code: 304003, Message: "URL_NOT_ALLOWED url 未报备"}},
-			state:  push.Failed, messages: 1, contains: []string{"304003", "url 未报备", "not registered"}},
+			state:  push.StateFailed, messages: 1, contains: []string{"304003", "url 未报备", "not registered"}},
 		{name: "definitive: too long", msg: text("long"),
 			faults: []fake.QQFault{{Status: 400, Code: 40054007, Message: "消息长度超限"}},
-			state:  push.Failed, messages: 1, contains: []string{"40054007", "消息长度超限"}},
+			state:  push.StateFailed, messages: 1, contains: []string{"40054007", "消息长度超限"}},
 		{name: "definitive: banned", msg: text("x"),
 			faults: []fake.QQFault{{Status: 403, Code: 11254, Message: "ErrorInterfaceForbidden"}},
-			state:  push.Failed, messages: 1, contains: []string{"11254", "banned"}},
+			state:  push.StateFailed, messages: 1, contains: []string{"11254", "banned"}},
 		{name: "definitive: a gateway's 4xx page", msg: text("x"),
 			faults: []fake.QQFault{{Status: 404, HTML: true}},
-			state:  push.Failed, messages: 1, contains: []string{"404", "not the QQ API's"}},
+			state:  push.StateFailed, messages: 1, contains: []string{"404", "not the QQ API's"}},
 		{name: "retryable: rate limit then delivered", msg: text("x"),
 			faults: []fake.QQFault{{Status: 400, Code: 22009, Message: "msg limit exceed"}},
-			state:  push.Succeeded, messages: 2},
+			state:  push.StateSucceeded, messages: 2},
 		{name: "retryable: HTTP 429 then delivered", msg: text("x"),
 			faults: []fake.QQFault{{Status: 429, Code: 429, Message: "too many requests"}},
-			state:  push.Succeeded, messages: 2},
+			state:  push.StateSucceeded, messages: 2},
 		{name: "retryable: system check failed then delivered", msg: text("x"),
 			faults: []fake.QQFault{{Status: 500, Code: 11252, Message: "ErrorCheckAppPrivilegeFailed"}},
-			state:  push.Succeeded, messages: 2},
-		{name: "retryable: media fetch failed then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
+			state:  push.StateSucceeded, messages: 2},
+		{name: "retryable: media fetch failed then delivered", msg: push.Message{Type: push.MsgTypeImage, ImageURL: imgURL},
 			faults: []fake.QQFault{{On: "files", Status: 400, Code: 304082, Message: "富媒体资源拉取失败，请重试"}},
-			state:  push.Succeeded, messages: 1, files: 2},
-		{name: "retryable: upload answer lost then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
-			drop: "files", state: push.Succeeded, messages: 1, files: 2},
+			state:  push.StateSucceeded, messages: 1, files: 2},
+		{name: "retryable: upload answer lost then delivered", msg: push.Message{Type: push.MsgTypeImage, ImageURL: imgURL},
+			drop: "files", state: push.StateSucceeded, messages: 1, files: 2},
 		{name: "uncertain: 500 with an error code", msg: text("x"),
 			faults: []fake.QQFault{{Status: 500, Code: 1100300, Message: "系统内部错误"}},
-			state:  push.Uncertain, messages: 1, contains: []string{"1100300", "may have processed"}},
+			state:  push.StateUncertain, messages: 1, contains: []string{"1100300", "may have processed"}},
 		{name: "uncertain: a gateway's 502 page", msg: text("x"),
 			faults: []fake.QQFault{{Status: 502, HTML: true}},
-			state:  push.Uncertain, messages: 1, contains: []string{"502"}},
+			state:  push.StateUncertain, messages: 1, contains: []string{"502"}},
 		{name: "uncertain: held for review", msg: text("x"),
 			faults: []fake.QQFault{{Status: 202, Code: 304023, Message: "PUSH_MSG_ASYNC_OK"}},
-			state:  push.Uncertain, messages: 1, contains: []string{"304023", "review"}},
+			state:  push.StateUncertain, messages: 1, contains: []string{"304023", "review"}},
 		{name: "uncertain: connection dropped after the request", msg: text("x"),
-			drop: "messages", state: push.Uncertain, messages: 1},
+			drop: "messages", state: push.StateUncertain, messages: 1},
 		{name: "uncertain: no answer in time", msg: text("x"), delay: 2 * time.Second,
 			limits: push.Limits{AttemptTimeout: 300 * time.Millisecond},
-			state:  push.Uncertain, messages: 1, contains: []string{"no answer"}},
+			state:  push.StateUncertain, messages: 1, contains: []string{"no answer"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -314,7 +314,7 @@ func TestErrorClasses(t *testing.T) {
 					t.Errorf("job error %q lacks %q", j.Error, s)
 				}
 			}
-			if tc.state == push.Uncertain {
+			if tc.state == push.StateUncertain {
 				time.Sleep(100 * time.Millisecond) // nothing may be resent meanwhile
 			}
 			if n := e.f.Requests("messages"); n != tc.messages {
@@ -323,7 +323,7 @@ func TestErrorClasses(t *testing.T) {
 			if n := e.f.Requests("files"); n != tc.files {
 				t.Errorf("%d upload requests, want %d", n, tc.files)
 			}
-			if tc.state == push.Succeeded {
+			if tc.state == push.StateSucceeded {
 				if msgs := e.f.Messages(); len(msgs) != 1 {
 					t.Errorf("fake accepted %d messages, want 1", len(msgs))
 				}
@@ -338,7 +338,7 @@ func TestUnreachableIsRetriedThenFails(t *testing.T) {
 	tg := e.target(t, push.TargetUser)
 	e.f.Close() // connection refused: nothing can have been sent
 	j := e.send(t, tg, text("x"))
-	if j.State != push.Failed || !strings.Contains(j.Error, "nothing was delivered") || strings.Contains(j.Error, "after 1 attempts") {
+	if j.State != push.StateFailed || !strings.Contains(j.Error, "nothing was delivered") || strings.Contains(j.Error, "after 1 attempts") {
 		t.Fatalf("job %s: %s; want failed after several attempts", j.State, j.Error)
 	}
 }
@@ -356,13 +356,13 @@ func TestTokenCachedAndSingleFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range res.Jobs {
-		if j := e.Settled(t, j.ID); j.State != push.Succeeded {
+		if j := e.Settled(t, j.ID); j.State != push.StateSucceeded {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 	}
 	tg := e.target(t, push.TargetUser)
 	for i := 0; i < 5; i++ {
-		if j := e.send(t, tg, text("again")); j.State != push.Succeeded {
+		if j := e.send(t, tg, text("again")); j.State != push.StateSucceeded {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 	}
@@ -380,11 +380,11 @@ func TestTokenRefresh(t *testing.T) {
 		messages   int
 		contains   []string
 	}{
-		{name: "expired token: refreshed once, then delivered", state: push.Succeeded, fetches: 2, messages: 3},
-		{name: "refresh refused: definitive", state: push.Failed, fetches: 1, messages: 2,
+		{name: "expired token: refreshed once, then delivered", state: push.StateSucceeded, fetches: 2, messages: 3},
+		{name: "refresh refused: definitive", state: push.StateFailed, fetches: 1, messages: 2,
 			tokenFault: &fake.QQFault{On: "token", Status: 200, Code: 100016, Message: "invalid appid or secret"},
 			contains:   []string{"100016", "invalid appid or secret", "app_id and client_secret"}},
-		{name: "refresh busy: retried, then delivered", state: push.Succeeded, fetches: 2, messages: 3,
+		{name: "refresh busy: retried, then delivered", state: push.StateSucceeded, fetches: 2, messages: 3,
 			tokenFault: &fake.QQFault{On: "token", Status: 200, Code: 100001, Message: "too many requests"}},
 	}
 	for _, tc := range tests {
@@ -392,7 +392,7 @@ func TestTokenRefresh(t *testing.T) {
 			e := newEnv(t)
 			e.f.SetProactive(e.appID, true)
 			tg := e.target(t, push.TargetUser)
-			if j := e.send(t, tg, text("first")); j.State != push.Succeeded {
+			if j := e.send(t, tg, text("first")); j.State != push.StateSucceeded {
 				t.Fatalf("first send: %s %s", j.State, j.Error)
 			}
 			e.f.ExpireTokens()
@@ -435,7 +435,7 @@ func TestWrongCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := e.Settled(t, res.Jobs[0].ID)
-	if j.State != push.Failed || !strings.Contains(j.Error, "100016") || strings.Contains(j.Error, "wrong-secret") {
+	if j.State != push.StateFailed || !strings.Contains(j.Error, "100016") || strings.Contains(j.Error, "wrong-secret") {
 		t.Fatalf("job %s %q, want failed with 100016 and no secret", j.State, j.Error)
 	}
 	if e.f.Requests("messages") != 0 {
@@ -448,7 +448,7 @@ func TestTimestampShapes(t *testing.T) {
 		e := newEnv(t)
 		e.f.SetProactive(e.appID, true)
 		e.f.SetIntTimestamps(intTS)
-		if j := e.send(t, e.target(t, push.TargetUser), text("ts")); j.State != push.Succeeded || j.PlatformIndex == "" {
+		if j := e.send(t, e.target(t, push.TargetUser), text("ts")); j.State != push.StateSucceeded || j.PlatformIndex == "" {
 			t.Fatalf("int timestamps %v: job %s %q", intTS, j.State, j.Error)
 		}
 	}

@@ -48,7 +48,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 
 	var body map[string]any
 	switch d.Message.Type {
-	case push.Image:
+	case push.MsgTypeImage:
 		info, err := p.upload(ctx, cfg, path, d.Message.ImageURL, sc)
 		if err != nil {
 			return push.Receipt{}, err
@@ -60,7 +60,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 			content = " "
 		}
 		body = map[string]any{"msg_type": msgMedia, "content": content, "media": map[string]string{"file_info": info}}
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		body = map[string]any{"msg_type": msgMarkdown, "markdown": map[string]string{"content": d.Message.Content}}
 	default:
 		body = map[string]any{"msg_type": msgText, "content": d.Message.Content}
@@ -70,7 +70,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	}
 	id, err := p.post(ctx, cfg, path, body, sc)
 	var se *push.SendError
-	if d.Message.Type == push.Markdown && errors.As(err, &se) && se.Outcome == push.OutcomeDefinitive && se.Code == strconv.Itoa(codeMarkdownDenied) {
+	if d.Message.Type == push.MsgTypeMarkdown && errors.As(err, &se) && se.Outcome == push.OutcomeDefinitive && se.Code == strconv.Itoa(codeMarkdownDenied) {
 		text := mdtext.Render(d.Message.Content, mdtext.TextLink)
 		if strings.TrimSpace(text) == "" {
 			text = d.Message.Content

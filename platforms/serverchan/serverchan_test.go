@@ -32,11 +32,11 @@ func TestSendFormats(t *testing.T) {
 			fake.ServerChanMessage{Title: "disk *full*", Desp: "disk \\*full\\*  \n\\# not a heading"}},
 		{"a long first line is cut to 32 characters", turbo, push.Message{Content: longLine},
 			fake.ServerChanMessage{Title: "Nightly backup of the primary d…", Desp: longLine}},
-		{"markdown is sent as it is; the title is its text", turbo, push.Message{Type: push.Markdown, Content: "## **Deployed** v42\n\n- api"},
+		{"markdown is sent as it is; the title is its text", turbo, push.Message{Type: push.MsgTypeMarkdown, Content: "## **Deployed** v42\n\n- api"},
 			fake.ServerChanMessage{Title: "Deployed v42", Desp: "## **Deployed** v42\n\n- api"}},
-		{"image", turbo, push.Message{Type: push.Image, Content: "chart", ImageURL: "https://img.example.com/c.png"},
+		{"image", turbo, push.Message{Type: push.MsgTypeImage, Content: "chart", ImageURL: "https://img.example.com/c.png"},
 			fake.ServerChanMessage{Title: "chart", Desp: "chart\n\n![chart](https://img.example.com/c.png)"}},
-		{"image without caption", turbo, push.Message{Type: push.Image, ImageURL: "https://img.example.com/c.png"},
+		{"image without caption", turbo, push.Message{Type: push.MsgTypeImage, ImageURL: "https://img.example.com/c.png"},
 			fake.ServerChanMessage{Title: "c.png", Desp: "![c.png](https://img.example.com/c.png)"}},
 		{"a Server酱³ key goes to its path", v3, push.Message{Content: "hello"},
 			fake.ServerChanMessage{V3: true, Title: "hello", Desp: "hello"}},
@@ -44,7 +44,7 @@ func TestSendFormats(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := h.SendNoTarget(acct.ID, tt.bot.ID, tt.msg)
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			got := f.Messages()[i]
@@ -72,15 +72,15 @@ func TestErrorClasses(t *testing.T) {
 		errHas   string
 		requests int
 	}{
-		{"a bad key is definitive", true, nil, push.Failed, "serverchan: bad pushtoken (code 40001)", 1},
+		{"a bad key is definitive", true, nil, push.StateFailed, "serverchan: bad pushtoken (code 40001)", 1},
 		{"the daily quota is definitive", false, func(f *fake.ServerChan) {
 			f.Fail(fake.ServerChanFault(40001, "超过当天的发送次数限制[5]，请稍后再试"))
-		}, push.Failed, "超过当天的发送次数限制", 1},
-		{"a proxy's 429 is retried", false, func(f *fake.ServerChan) { f.Fail(fake.Fault{Status: 429, Body: "busy"}) }, push.Succeeded, "", 2},
-		{"a gateway's 502 is uncertain", false, func(f *fake.ServerChan) { f.Fail(fake.Fault{Status: 502, Body: "bad gateway"}) }, push.Uncertain, "HTTP 502", 1},
-		{"a dropped connection is uncertain", false, func(f *fake.ServerChan) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
-		{"a timeout after writing is uncertain", false, func(f *fake.ServerChan) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
-		{"a 200 without a pushid is uncertain", false, func(f *fake.ServerChan) { f.Fail(fake.Fault{Status: 200, Body: `{"code":0,"message":""}`}) }, push.Uncertain, "no pushid", 1},
+		}, push.StateFailed, "超过当天的发送次数限制", 1},
+		{"a proxy's 429 is retried", false, func(f *fake.ServerChan) { f.Fail(fake.Fault{Status: 429, Body: "busy"}) }, push.StateSucceeded, "", 2},
+		{"a gateway's 502 is uncertain", false, func(f *fake.ServerChan) { f.Fail(fake.Fault{Status: 502, Body: "bad gateway"}) }, push.StateUncertain, "HTTP 502", 1},
+		{"a dropped connection is uncertain", false, func(f *fake.ServerChan) { f.DropNext(1) }, push.StateUncertain, "no answer", 1},
+		{"a timeout after writing is uncertain", false, func(f *fake.ServerChan) { f.SetDelay(time.Second) }, push.StateUncertain, "timed out", 1},
+		{"a 200 without a pushid is uncertain", false, func(f *fake.ServerChan) { f.Fail(fake.Fault{Status: 200, Body: `{"code":0,"message":""}`}) }, push.StateUncertain, "no pushid", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -183,15 +183,15 @@ func payload(flavor string, m push.Message) message {
 	case FlavorRocketChat:
 		// Rocket.Chat renders every message with its own Markdown parser;
 		// text is sent as written.
-		if m.Type == push.Image {
+		if m.Type == push.MsgTypeImage {
 			return message{Text: strings.TrimSpace(m.Content), Attachments: []attachment{{ImageURL: m.ImageURL}}}
 		}
 		return message{Text: m.Content}
 	default:
 		switch m.Type {
-		case push.Markdown:
+		case push.MsgTypeMarkdown:
 			return message{Text: Mrkdwn(m.Content)}
-		case push.Image:
+		case push.MsgTypeImage:
 			caption := msgtext.Caption(m)
 			var blocks []block
 			if strings.TrimSpace(m.Content) != "" {

@@ -40,32 +40,32 @@ func TestSendFormats(t *testing.T) {
 	}{
 		{"slack text: formatting off, escaped", "slack", push.Message{Content: "a <b> & *c*"},
 			fake.SlackMessage{Text: "a &lt;b&gt; &amp; *c*", Mrkdwn: off()}},
-		{"slack markdown: mrkdwn", "slack", push.Message{Type: push.Markdown, Content: "**deployed** [v42](https://ci.example.com/42)"},
+		{"slack markdown: mrkdwn", "slack", push.Message{Type: push.MsgTypeMarkdown, Content: "**deployed** [v42](https://ci.example.com/42)"},
 			fake.SlackMessage{Text: "*deployed* <https://ci.example.com/42|v42>"}},
-		{"slack image: caption section and image block", "slack", push.Message{Type: push.Image, Content: "CPU <prod>", ImageURL: img},
+		{"slack image: caption section and image block", "slack", push.Message{Type: push.MsgTypeImage, Content: "CPU <prod>", ImageURL: img},
 			fake.SlackMessage{Text: "CPU &lt;prod&gt;", Blocks: []map[string]any{
 				{"type": "section", "text": map[string]any{"type": "plain_text", "text": "CPU <prod>"}},
 				{"type": "image", "image_url": img, "alt_text": "CPU <prod>"},
 			}}},
-		{"slack image without caption", "slack", push.Message{Type: push.Image, ImageURL: img},
+		{"slack image without caption", "slack", push.Message{Type: push.MsgTypeImage, ImageURL: img},
 			fake.SlackMessage{Text: "cpu.png", Blocks: []map[string]any{{"type": "image", "image_url": img, "alt_text": "cpu.png"}}}},
 		{"mattermost text: escaped Markdown", "mattermost", push.Message{Content: "a *b*\n# c"},
 			fake.SlackMessage{Text: "a \\*b\\*  \n\\# c"}},
-		{"mattermost markdown", "mattermost", push.Message{Type: push.Markdown, Content: "**deployed**"},
+		{"mattermost markdown", "mattermost", push.Message{Type: push.MsgTypeMarkdown, Content: "**deployed**"},
 			fake.SlackMessage{Text: "**deployed**"}},
-		{"mattermost image", "mattermost", push.Message{Type: push.Image, Content: "cpu", ImageURL: img},
+		{"mattermost image", "mattermost", push.Message{Type: push.MsgTypeImage, Content: "cpu", ImageURL: img},
 			fake.SlackMessage{Text: "cpu\n\n![cpu](https://img.example.com/cpu.png)"}},
 		{"rocketchat text", "rocketchat", push.Message{Content: "hello"}, fake.SlackMessage{Text: "hello"}},
-		{"rocketchat markdown", "rocketchat", push.Message{Type: push.Markdown, Content: "*deployed*"}, fake.SlackMessage{Text: "*deployed*"}},
-		{"rocketchat image: attachment", "rocketchat", push.Message{Type: push.Image, Content: "cpu", ImageURL: img},
+		{"rocketchat markdown", "rocketchat", push.Message{Type: push.MsgTypeMarkdown, Content: "*deployed*"}, fake.SlackMessage{Text: "*deployed*"}},
+		{"rocketchat image: attachment", "rocketchat", push.Message{Type: push.MsgTypeImage, Content: "cpu", ImageURL: img},
 			fake.SlackMessage{Text: "cpu", Attachments: []map[string]any{{"image_url": img}}}},
-		{"rocketchat image without caption", "rocketchat", push.Message{Type: push.Image, ImageURL: img},
+		{"rocketchat image without caption", "rocketchat", push.Message{Type: push.MsgTypeImage, ImageURL: img},
 			fake.SlackMessage{Attachments: []map[string]any{{"image_url": img}}}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := h.SendNoTarget(acct.ID, bots[tt.flavor].ID, tt.msg)
-			if j.State != push.Succeeded || j.PlatformIndex != "" {
+			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q platformIndex %q", j.State, j.Error, j.PlatformIndex)
 			}
 			tt.want.Flavor = tt.flavor
@@ -91,37 +91,37 @@ func TestErrorClasses(t *testing.T) {
 		{"slack: wrong key is definitive", "slack", func(_ *fake.Slack, u string) string {
 			return u[:strings.LastIndexByte(u, '/')+1] + "wrongkeywrongkeywrongkey"
 		}, nil,
-			push.Failed, "slack: HTTP 403 invalid_token: the webhook URL is not (or no longer) valid", 1},
+			push.StateFailed, "slack: HTTP 403 invalid_token: the webhook URL is not (or no longer) valid", 1},
 		{"slack: unknown hook is definitive", "slack", func(f *fake.Slack, _ string) string { return f.URL() + "/services/TX/BX/nothinghere" }, nil,
-			push.Failed, "HTTP 404 no_service", 1},
+			push.StateFailed, "HTTP 404 no_service", 1},
 		{"slack: archived channel is definitive", "slack", nil, func(f *fake.Slack, u string) { f.Archive(u) },
-			push.Failed, "HTTP 410 channel_is_archived: the webhook's channel does not take the post (code channel_is_archived)", 1},
+			push.StateFailed, "HTTP 410 channel_is_archived: the webhook's channel does not take the post (code channel_is_archived)", 1},
 		{"slack: 429 is retried after Retry-After", "slack", nil, func(f *fake.Slack, _ string) { f.Fail(fake.SlackFault(429, "rate_limited", 1)) },
-			push.Succeeded, "", 2},
+			push.StateSucceeded, "", 2},
 		{"slack: 500 is uncertain", "slack", nil, func(f *fake.Slack, _ string) { f.Fail(fake.SlackFault(500, "rollup_error", 0)) },
-			push.Uncertain, "rollup_error", 1},
+			push.StateUncertain, "rollup_error", 1},
 		{"slack: a gateway page is uncertain", "slack", nil, func(f *fake.Slack, _ string) {
 			f.Fail(fake.Fault{Status: 503, Body: "<html>Service Unavailable</html>"})
 		},
-			push.Uncertain, "HTTP 503", 1},
+			push.StateUncertain, "HTTP 503", 1},
 		{"slack: a 200 that is not ok is uncertain", "slack", nil, func(f *fake.Slack, _ string) { f.Fail(fake.Fault{Status: 200, Body: "maybe"}) },
-			push.Uncertain, "not \"ok\"", 1},
-		{"slack: a dropped connection is uncertain", "slack", nil, func(f *fake.Slack, _ string) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
-		{"slack: a timeout after writing is uncertain", "slack", nil, func(f *fake.Slack, _ string) { f.SetDelay(time.Second) }, push.Uncertain, "timed out", 1},
+			push.StateUncertain, "not \"ok\"", 1},
+		{"slack: a dropped connection is uncertain", "slack", nil, func(f *fake.Slack, _ string) { f.DropNext(1) }, push.StateUncertain, "no answer", 1},
+		{"slack: a timeout after writing is uncertain", "slack", nil, func(f *fake.Slack, _ string) { f.SetDelay(time.Second) }, push.StateUncertain, "timed out", 1},
 		{"mattermost: unknown hook is definitive", "mattermost", func(f *fake.Slack, _ string) string { return f.URL() + "/hooks/nonexistenthookid0000000000" }, nil,
-			push.Failed, "Invalid webhook.: the webhook URL is not (or no longer) valid: update webhook_url (code web.incoming_webhook.invalid.app_error)", 1},
+			push.StateFailed, "Invalid webhook.: the webhook URL is not (or no longer) valid: update webhook_url (code web.incoming_webhook.invalid.app_error)", 1},
 		{"mattermost: 429 is retried", "mattermost", nil, func(f *fake.Slack, _ string) {
 			f.Fail(fake.Fault{Status: 429, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: `{"id":"api.context.rate_limit","message":"too many requests","status_code":429}`})
-		}, push.Succeeded, "", 2},
-		{"mattermost: a dropped connection is uncertain", "mattermost", nil, func(f *fake.Slack, _ string) { f.DropNext(1) }, push.Uncertain, "no answer", 1},
+		}, push.StateSucceeded, "", 2},
+		{"mattermost: a dropped connection is uncertain", "mattermost", nil, func(f *fake.Slack, _ string) { f.DropNext(1) }, push.StateUncertain, "no answer", 1},
 		{"rocketchat: unknown token is definitive", "rocketchat", func(_ *fake.Slack, u string) string {
 			return u[:strings.LastIndexByte(u, '/')+1] + "wrongtokenwrongtoken"
 		}, nil,
-			push.Failed, "Invalid integration id or token provided.: the webhook URL is not (or no longer) valid: update webhook_url (code 404)", 1},
+			push.StateFailed, "Invalid integration id or token provided.: the webhook URL is not (or no longer) valid: update webhook_url (code 404)", 1},
 		{"rocketchat: success false in a 200 is definitive", "rocketchat", nil, func(f *fake.Slack, _ string) {
 			f.Fail(fake.Fault{Status: 200, Body: `{"success":false,"error":"error-not-allowed"}`})
-		}, push.Failed, "error-not-allowed", 1},
-		{"rocketchat: 502 is uncertain", "rocketchat", nil, func(f *fake.Slack, _ string) { f.Fail(fake.Fault{Status: 502, Body: "bad gateway"}) }, push.Uncertain, "HTTP 502", 1},
+		}, push.StateFailed, "error-not-allowed", 1},
+		{"rocketchat: 502 is uncertain", "rocketchat", nil, func(f *fake.Slack, _ string) { f.Fail(fake.Fault{Status: 502, Body: "bad gateway"}) }, push.StateUncertain, "HTTP 502", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,7 +165,7 @@ func TestErrorsRedactTheWebhookURL(t *testing.T) {
 	u, _ := url.Parse(hook)
 	f.Fail(fake.Fault{Status: 400, Body: "<html>no route for POST " + hook + " (" + u.Path + ")</html>"})
 	j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "x"})
-	if j.State != push.Failed || strings.Contains(j.Error, u.Path) || strings.Contains(j.Error, strings.TrimPrefix(u.Path, "/services/")) {
+	if j.State != push.StateFailed || strings.Contains(j.Error, u.Path) || strings.Contains(j.Error, strings.TrimPrefix(u.Path, "/services/")) {
 		t.Fatalf("job %s %q shows the webhook", j.State, j.Error)
 	}
 }
@@ -178,8 +178,8 @@ func TestLimits(t *testing.T) {
 		msg    push.Message
 		ok     bool
 	}{
-		{"slack", push.Message{Type: push.Image, Content: long, ImageURL: "https://x.example/a.png"}, false}, // caption section > 3000
-		{"slack", push.Message{Type: push.Image, Content: strings.Repeat("é", 1999), ImageURL: "https://x.example/a.png"}, true},
+		{"slack", push.Message{Type: push.MsgTypeImage, Content: long, ImageURL: "https://x.example/a.png"}, false}, // caption section > 3000
+		{"slack", push.Message{Type: push.MsgTypeImage, Content: strings.Repeat("é", 1999), ImageURL: "https://x.example/a.png"}, true},
 		{"slack", push.Message{Content: long}, true},
 		{"rocketchat", push.Message{Content: strings.Repeat("x", 5001)}, false},
 		{"rocketchat", push.Message{Content: strings.Repeat("x", 5000)}, true},

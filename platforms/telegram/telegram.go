@@ -122,7 +122,7 @@ func (p *Provider) ValidateTarget(_ json.RawMessage, t push.Target) error {
 // entities are parsed).
 func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 	switch m.Type {
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		html := MarkdownToHTML(m.Content)
 		n := VisibleLength(html)
 		if strings.TrimSpace(html) == "" || n == 0 {
@@ -131,11 +131,11 @@ func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 		if n > MaxText {
 			return push.Errorf(push.Invalid, "content_too_long", "the Markdown renders to %d characters; Telegram's limit is %d", n, MaxText)
 		}
-	case push.Text:
+	case push.MsgTypeText:
 		if n := utf16Len(m.Content); n > MaxText {
 			return push.Errorf(push.Invalid, "content_too_long", "the text is %d UTF-16 units long; Telegram's limit is %d", n, MaxText)
 		}
-	case push.Image:
+	case push.MsgTypeImage:
 		// Herald downloads the photo itself when Telegram cannot fetch it.
 		if err := p.images.CheckURL(m.ImageURL); err != nil {
 			return err
@@ -205,13 +205,13 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	body := map[string]any{"chat_id": chatID(d.Target.Address)}
 	method := "sendMessage"
 	switch d.Message.Type {
-	case push.Image:
+	case push.MsgTypeImage:
 		method = "sendPhoto"
 		body["photo"] = d.Message.ImageURL
 		if d.Message.Content != "" {
 			body["caption"] = d.Message.Content
 		}
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		body["text"] = MarkdownToHTML(d.Message.Content)
 		body["parse_mode"] = "HTML"
 	default:
@@ -222,7 +222,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		return push.Receipt{}, err
 	}
 	receipt, err := p.read(resp, d)
-	if err != nil && d.Message.Type == push.Image && urlRefused(err) {
+	if err != nil && d.Message.Type == push.MsgTypeImage && urlRefused(err) {
 		// Telegram could not fetch the URL and sent nothing: upload the
 		// image ourselves.
 		return p.uploadPhoto(ctx, endpoint, d, err)

@@ -52,26 +52,26 @@ func TestSends(t *testing.T) {
 		msg    push.Message
 		want   got
 	}{
-		{"text to a user", user, push.Message{Type: push.Text, Content: "plain <b>not bold</b> & more"},
+		{"text to a user", user, push.Message{Type: push.MsgTypeText, Content: "plain <b>not bold</b> & more"},
 			got{"sendMessage", user.Address, "plain <b>not bold</b> & more", "", ""}},
-		{"markdown to a user", user, push.Message{Type: push.Markdown, Content: "# Deploy\n**v42** is `live` — see [logs](https://e.com/l?a=1&b=2)"},
+		{"markdown to a user", user, push.Message{Type: push.MsgTypeMarkdown, Content: "# Deploy\n**v42** is `live` — see [logs](https://e.com/l?a=1&b=2)"},
 			got{"sendMessage", user.Address, `<b>Deploy</b>` + "\n\n" + `<b>v42</b> is <code>live</code> — see <a href="https://e.com/l?a=1&amp;b=2">logs</a>`, "HTML", ""}},
-		{"image to a user", user, push.Message{Type: push.Image, ImageURL: "https://example.com/chart.png"},
+		{"image to a user", user, push.Message{Type: push.MsgTypeImage, ImageURL: "https://example.com/chart.png"},
 			got{"sendPhoto", user.Address, "", "", "https://example.com/chart.png"}},
-		{"image with a caption", user, push.Message{Type: push.Image, ImageURL: "https://example.com/chart.png", Content: "Today's <chart>"},
+		{"image with a caption", user, push.Message{Type: push.MsgTypeImage, ImageURL: "https://example.com/chart.png", Content: "Today's <chart>"},
 			got{"sendPhoto", user.Address, "Today's <chart>", "", "https://example.com/chart.png"}},
-		{"text to a group", group, push.Message{Type: push.Text, Content: "hello group"},
+		{"text to a group", group, push.Message{Type: push.MsgTypeText, Content: "hello group"},
 			got{"sendMessage", group.Address, "hello group", "", ""}},
-		{"markdown to a group", group, push.Message{Type: push.Markdown, Content: "> quoted ||spoiler||"},
+		{"markdown to a group", group, push.Message{Type: push.MsgTypeMarkdown, Content: "> quoted ||spoiler||"},
 			got{"sendMessage", group.Address, "<blockquote>quoted <tg-spoiler>spoiler</tg-spoiler></blockquote>", "HTML", ""}},
-		{"image to a channel", channel, push.Message{Type: push.Image, ImageURL: "https://example.com/c.jpg"},
+		{"image to a channel", channel, push.Message{Type: push.MsgTypeImage, ImageURL: "https://example.com/c.jpg"},
 			got{"sendPhoto", channel.Address, "", "", "https://example.com/c.jpg"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(h.Telegram.Messages())
 			j := send(t, h, f, c.target, c.msg)
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			msgs := h.Telegram.Messages()[before:]
@@ -113,17 +113,17 @@ func TestPhotoFallback(t *testing.T) {
 		fetches   int // downloads from the image host (by Telegram and by Herald)
 		requested int // sendPhoto requests
 	}{
-		{"fetched by Telegram", img.URL("/chart.png"), push.Succeeded, true, img.Data("/chart.png"), nil, 1, 1},
-		{"over Telegram's 5 MB by URL: uploaded", img.URL("/big.png"), push.Succeeded, false, big, nil, 2, 2},
-		{"wrong content type: uploaded", img.URL("/mislabelled.png"), push.Succeeded, false, img.Data("/chart.png"), nil, 2, 2},
-		{"missing everywhere", img.URL("/missing.png"), push.Failed, false, nil,
+		{"fetched by Telegram", img.URL("/chart.png"), push.StateSucceeded, true, img.Data("/chart.png"), nil, 1, 1},
+		{"over Telegram's 5 MB by URL: uploaded", img.URL("/big.png"), push.StateSucceeded, false, big, nil, 2, 2},
+		{"wrong content type: uploaded", img.URL("/mislabelled.png"), push.StateSucceeded, false, img.Data("/chart.png"), nil, 2, 2},
+		{"missing everywhere", img.URL("/missing.png"), push.StateFailed, false, nil,
 			[]string{"failed to get HTTP URL content", "downloading the image to upload it failed", "HTTP 404"}, 2, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := c.url[strings.LastIndex(c.url, "/"):]
 			hits, reqs, before := img.Fetches(path), h.Telegram.Requests(), len(h.Telegram.Messages())
-			j := send(t, h, f, f.Target, push.Message{Type: push.Image, ImageURL: c.url, Content: "cap"})
+			j := send(t, h, f, f.Target, push.Message{Type: push.MsgTypeImage, ImageURL: c.url, Content: "cap"})
 			if j.State != c.state {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
@@ -139,7 +139,7 @@ func TestPhotoFallback(t *testing.T) {
 				t.Errorf("%d sendPhoto requests, want %d", n, c.requested)
 			}
 			msgs := h.Telegram.Messages()[before:]
-			if c.state != push.Succeeded {
+			if c.state != push.StateSucceeded {
 				if len(msgs) != 0 {
 					t.Fatalf("accepted %d messages", len(msgs))
 				}
@@ -185,17 +185,17 @@ func TestErrors(t *testing.T) {
 		accepted int
 		minTime  time.Duration
 	}{
-		{name: "chat not found", fx: f, target: unknown, state: push.Failed, errHas: []string{"(code 400)", "chat not found"}, requests: 1},
-		{name: "blocked by the user", fx: f, target: blocked, state: push.Failed, errHas: []string{"(code 403)", "bot was blocked by the user"}, requests: 1},
-		{name: "group upgraded to a supergroup", fx: f, target: oldGroup, state: push.Failed,
+		{name: "chat not found", fx: f, target: unknown, state: push.StateFailed, errHas: []string{"(code 400)", "chat not found"}, requests: 1},
+		{name: "blocked by the user", fx: f, target: blocked, state: push.StateFailed, errHas: []string{"(code 403)", "bot was blocked by the user"}, requests: 1},
+		{name: "group upgraded to a supergroup", fx: f, target: oldGroup, state: push.StateFailed,
 			errHas: []string{"(code 400)", "upgraded to a supergroup", "bind -1001234567890 as the target"}, requests: 1},
-		{name: "token refused", fx: badFixture, target: badTarget, state: push.Failed, errHas: []string{"(code 401)", "Unauthorized", "check the bot's token"}, requests: 1},
+		{name: "token refused", fx: badFixture, target: badTarget, state: push.StateFailed, errHas: []string{"(code 401)", "Unauthorized", "check the bot's token"}, requests: 1},
 		{name: "429 waits retry_after", fx: f, target: f.Target, fault: &fake.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1},
-			state: push.Succeeded, requests: 2, accepted: 1, minTime: 950 * time.Millisecond},
+			state: push.StateSucceeded, requests: 2, accepted: 1, minTime: 950 * time.Millisecond},
 		{name: "bad gateway is uncertain", fx: f, target: f.Target, fault: &fake.TelegramFault{Status: 502, Description: "Bad Gateway"},
-			state: push.Uncertain, errHas: []string{"(code 502)", "Bad Gateway", "may have received"}, requests: 1},
+			state: push.StateUncertain, errHas: []string{"(code 502)", "Bad Gateway", "may have received"}, requests: 1},
 		{name: "connection dropped is uncertain", fx: f, target: f.Target, drop: true,
-			state: push.Uncertain, errHas: []string{"no answer after the request was sent"}, requests: 1},
+			state: push.StateUncertain, errHas: []string{"no answer after the request was sent"}, requests: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestErrors(t *testing.T) {
 			}
 			reqs, acc := h.Telegram.Requests(), len(h.Telegram.Messages())
 			start := time.Now()
-			j := send(t, h, c.fx, c.target, push.Message{Type: push.Text, Content: "x"})
+			j := send(t, h, c.fx, c.target, push.Message{Type: push.MsgTypeText, Content: "x"})
 			if j.State != c.state {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
@@ -242,14 +242,14 @@ func TestLimitsAfterConversion(t *testing.T) {
 		msg    push.Message
 		reason string
 	}{
-		{"4096 characters", push.Message{Type: push.Text, Content: strings.Repeat("a", 4096)}, ""},
-		{"4097 characters", push.Message{Type: push.Text, Content: strings.Repeat("a", 4097)}, "content_too_long"},
-		{"2049 emoji are 4098 UTF-16 units", push.Message{Type: push.Text, Content: strings.Repeat("😀", 2049)}, "content_too_long"},
-		{"long Markdown source, short text", push.Message{Type: push.Markdown, Content: longLinks}, ""},
-		{"Markdown rendering to 4097 characters", push.Message{Type: push.Markdown, Content: "**" + strings.Repeat("&amp;", 4097) + "**"}, "content_too_long"},
-		{"Markdown rendering to nothing", push.Message{Type: push.Markdown, Content: "<!-- only a comment -->"}, "empty_message"},
-		{"caption of 1024", push.Message{Type: push.Image, ImageURL: "https://e.com/a.png", Content: strings.Repeat("c", 1024)}, ""},
-		{"caption of 1025", push.Message{Type: push.Image, ImageURL: "https://e.com/a.png", Content: strings.Repeat("c", 1025)}, "caption_too_long"},
+		{"4096 characters", push.Message{Type: push.MsgTypeText, Content: strings.Repeat("a", 4096)}, ""},
+		{"4097 characters", push.Message{Type: push.MsgTypeText, Content: strings.Repeat("a", 4097)}, "content_too_long"},
+		{"2049 emoji are 4098 UTF-16 units", push.Message{Type: push.MsgTypeText, Content: strings.Repeat("😀", 2049)}, "content_too_long"},
+		{"long Markdown source, short text", push.Message{Type: push.MsgTypeMarkdown, Content: longLinks}, ""},
+		{"Markdown rendering to 4097 characters", push.Message{Type: push.MsgTypeMarkdown, Content: "**" + strings.Repeat("&amp;", 4097) + "**"}, "content_too_long"},
+		{"Markdown rendering to nothing", push.Message{Type: push.MsgTypeMarkdown, Content: "<!-- only a comment -->"}, "empty_message"},
+		{"caption of 1024", push.Message{Type: push.MsgTypeImage, ImageURL: "https://e.com/a.png", Content: strings.Repeat("c", 1024)}, ""},
+		{"caption of 1025", push.Message{Type: push.MsgTypeImage, ImageURL: "https://e.com/a.png", Content: strings.Repeat("c", 1025)}, "caption_too_long"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -264,7 +264,7 @@ func TestLimitsAfterConversion(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || res.Jobs[0].State != push.Succeeded {
+			if err != nil || res.Jobs[0].State != push.StateSucceeded {
 				t.Fatalf("send = %v %+v: Telegram refused what Herald let through", err, res.Jobs)
 			}
 		})
@@ -287,14 +287,14 @@ func TestPacing(t *testing.T) {
 			var ids []string
 			for i := 0; i < 4; i++ {
 				res, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetID: f.Target.ID,
-					Message: push.Message{Type: push.Text, Content: fmt.Sprint("burst ", i)}})
+					Message: push.Message{Type: push.MsgTypeText, Content: fmt.Sprint("burst ", i)}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				ids = append(ids, res.Jobs[0].ID)
 			}
 			for _, id := range ids {
-				h.WaitJob(id, push.Succeeded, 20*time.Second)
+				h.WaitJob(id, push.StateSucceeded, 20*time.Second)
 			}
 			msgs := h.Telegram.Messages()
 			if len(msgs) != 4 {

@@ -103,7 +103,7 @@ func TestSendOutcomes(t *testing.T) {
 	f.AddFollower(id, "oFollower0001")
 	p := wechat.New(shared.Deps{})
 	d := push.Delivery{JobID: "j", Bot: push.Bot{Platform: "wechat", Config: f.BotConfig(id, sec)},
-		Target: push.Target{Type: push.TargetUser, Address: "oFollower0001"}, AsType: push.TargetUser, Message: push.Message{Type: push.Text, Content: "x"}}
+		Target: push.Target{Type: push.TargetUser, Address: "oFollower0001"}, AsType: push.TargetUser, Message: push.Message{Type: push.MsgTypeText, Content: "x"}}
 	tests := []struct {
 		name    string
 		fault   fake.WeChatFault

@@ -31,7 +31,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	}
 	to := d.Target.Address
 	switch d.Message.Type {
-	case push.Image:
+	case push.MsgTypeImage:
 		// WeChat takes PNG, JPEG and GIF as image media.
 		img, err := p.images.Fetch(ctx, d.Message.ImageURL, "image/png", "image/jpeg", "image/gif")
 		if err != nil {
@@ -51,7 +51,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 			return push.Receipt{}, afterCaption(err)
 		}
 		return push.Receipt{}, err
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		return push.Receipt{}, p.custom(ctx, cfg, textMessage(to, RenderMarkdown(d.Message.Content)))
 	default:
 		return push.Receipt{}, p.custom(ctx, cfg, textMessage(to, d.Message.Content))

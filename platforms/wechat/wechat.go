@@ -142,12 +142,12 @@ func (p *Provider) ValidateMessage(m push.Message, tt push.TargetType) error {
 	}
 	var body, what string
 	switch m.Type {
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		body, what = RenderMarkdown(m.Content), "the Markdown renders to a text that"
 		if strings.TrimSpace(body) == "" {
 			return push.Errorf(push.Invalid, "empty_message", "the Markdown renders to an empty WeChat text")
 		}
-	case push.Image:
+	case push.MsgTypeImage:
 		if err := p.images.CheckURL(m.ImageURL); err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func (e *env) send(t *testing.T, tg push.Target, m push.Message) push.Job {
 	return e.Send(t, e.bot, tg, m)
 }
 
-func text(s string) push.Message { return push.Message{Type: push.Text, Content: s} }
+func text(s string) push.Message { return push.Message{Type: push.MsgTypeText, Content: s} }
 
 func TestSendFormats(t *testing.T) {
 	e := newEnv(t)
@@ -86,15 +86,15 @@ func TestSendFormats(t *testing.T) {
 		{name: "text", msg: text("hello wechat"), want: []sent{{MsgType: "text", Content: "hello wechat"}}},
 		{name: "text with markup characters and CJK", msg: text(`a < b && "c" > d 你好`),
 			want: []sent{{MsgType: "text", Content: `a < b && "c" > d 你好`}}},
-		{name: "markdown as plain text with links", msg: push.Message{Type: push.Markdown, Content: "# Deploy\n**api** is [live](https://example.com/d?a=1&b=2)\n\n- 3 services"},
+		{name: "markdown as plain text with links", msg: push.Message{Type: push.MsgTypeMarkdown, Content: "# Deploy\n**api** is [live](https://example.com/d?a=1&b=2)\n\n- 3 services"},
 			want: []sent{{MsgType: "text", Content: "Deploy\n\napi is <a href=\"https://example.com/d?a=1&b=2\">live</a>\n\n• 3 services"}}},
-		{name: "png image", msg: push.Message{Type: push.Image, ImageURL: pngURL},
+		{name: "png image", msg: push.Message{Type: push.MsgTypeImage, ImageURL: pngURL},
 			want: []sent{{MsgType: "image", SHA256: fake.SHA256(png), Filename: "image.png", ContentType: "image/png"}}},
-		{name: "jpeg image", msg: push.Message{Type: push.Image, ImageURL: jpgURL},
+		{name: "jpeg image", msg: push.Message{Type: push.MsgTypeImage, ImageURL: jpgURL},
 			want: []sent{{MsgType: "image", SHA256: fake.SHA256(jpg), Filename: "image.jpg", ContentType: "image/jpeg"}}},
-		{name: "gif image with a wrong declared type", msg: push.Message{Type: push.Image, ImageURL: gifURL},
+		{name: "gif image with a wrong declared type", msg: push.Message{Type: push.MsgTypeImage, ImageURL: gifURL},
 			want: []sent{{MsgType: "image", SHA256: fake.SHA256(gif), Filename: "image.gif", ContentType: "image/gif"}}},
-		{name: "image with a caption: the caption's text, then the image", msg: push.Message{Type: push.Image, ImageURL: pngURL, Content: "today's chart"},
+		{name: "image with a caption: the caption's text, then the image", msg: push.Message{Type: push.MsgTypeImage, ImageURL: pngURL, Content: "today's chart"},
 			want: []sent{{MsgType: "text", Content: "today's chart"}, {MsgType: "image", SHA256: fake.SHA256(png), Filename: "image.png", ContentType: "image/png"}}},
 	}
 	for _, tc := range tests {
@@ -102,7 +102,7 @@ func TestSendFormats(t *testing.T) {
 			tg := e.user(t)
 			before := len(e.f.Messages())
 			j := e.send(t, tg, tc.msg)
-			if j.State != push.Succeeded || j.PlatformIndex != "" {
+			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q (platformIndex %q), want succeeded without an index", j.State, j.Error, j.PlatformIndex)
 			}
 			var got []sent
@@ -144,9 +144,9 @@ func TestLimitsBeforeCharging(t *testing.T) {
 	}{
 		{"2048 bytes of CJK text", text(strings.Repeat("好", 682) + "ab"), true},
 		{"2049 bytes of CJK text", text(cjk), false},
-		{"markdown rendering to more than 2048 bytes", push.Message{Type: push.Markdown, Content: "**" + cjk + "**"}, false},
-		{"markdown whose markup makes it long but whose text fits", push.Message{Type: push.Markdown, Content: "**" + strings.Repeat("a", 1000) + "** _" + strings.Repeat("b", 990) + "_"}, true},
-		{"caption over 2048 bytes", push.Message{Type: push.Image, ImageURL: pngURL, Content: cjk}, false},
+		{"markdown rendering to more than 2048 bytes", push.Message{Type: push.MsgTypeMarkdown, Content: "**" + cjk + "**"}, false},
+		{"markdown whose markup makes it long but whose text fits", push.Message{Type: push.MsgTypeMarkdown, Content: "**" + strings.Repeat("a", 1000) + "** _" + strings.Repeat("b", 990) + "_"}, true},
+		{"caption over 2048 bytes", push.Message{Type: push.MsgTypeImage, ImageURL: pngURL, Content: cjk}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestLimitsBeforeCharging(t *testing.T) {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
-				if j := e.Settled(t, res.Jobs[0].ID); j.State != push.Succeeded {
+				if j := e.Settled(t, res.Jobs[0].ID); j.State != push.StateSucceeded {
 					t.Fatalf("job %s %q", j.State, j.Error)
 				}
 				return
@@ -193,21 +193,21 @@ func TestErrorClasses(t *testing.T) {
 			prepare: func(t *testing.T, e *env, tg push.Target) {
 				e.f.UserWrote(e.appID, tg.Address, time.Now().Add(-49*time.Hour))
 			},
-			state: push.Failed, sends: 1, contains: []string{"45015", "48 hours"}},
+			state: push.StateFailed, sends: 1, contains: []string{"45015", "48 hours"}},
 		{name: "definitive: reply quota used up", msg: text("x"),
 			prepare: func(t *testing.T, e *env, tg push.Target) {
 				e.f.SetReplyQuota(1)
-				if j := e.send(t, tg, text("first")); j.State != push.Succeeded {
+				if j := e.send(t, tg, text("first")); j.State != push.StateSucceeded {
 					t.Fatalf("first send: %s", j.Error)
 				}
 			},
-			state: push.Failed, sends: 2, contains: []string{"45047", "out of response count limit", "write to the Official Account again"}},
+			state: push.StateFailed, sends: 2, contains: []string{"45047", "out of response count limit", "write to the Official Account again"}},
 		{name: "definitive: not following", msg: text("x"),
 			prepare: func(t *testing.T, e *env, tg push.Target) { e.f.Unfollow(e.appID, tg.Address) },
-			state:   push.Failed, sends: 1, contains: []string{"43004", "does not follow"}},
+			state:   push.StateFailed, sends: 1, contains: []string{"43004", "does not follow"}},
 		{name: "definitive: unauthorized API", msg: text("x"),
 			faults: []fake.WeChatFault{{ErrCode: 48001, ErrMsg: "api unauthorized"}},
-			state:  push.Failed, sends: 1, contains: []string{"48001", "api unauthorized"}},
+			state:  push.StateFailed, sends: 1, contains: []string{"48001", "api unauthorized"}},
 		{name: "definitive: daily quota, which outlasts the send window", msg: text("x"),
 			// The quota resets at midnight China time: a send in the day's
 			// last minute (the send window) would be retried. The clock
@@ -220,7 +220,7 @@ func TestErrorClasses(t *testing.T) {
 				})
 			},
 			faults: []fake.WeChatFault{{ErrCode: 45009, ErrMsg: "reach max api daily quota limit"}},
-			state:  push.Failed, sends: 1, contains: []string{"45009", "daily API quota", "nothing was delivered"}},
+			state:  push.StateFailed, sends: 1, contains: []string{"45009", "daily API quota", "nothing was delivered"}},
 		{name: "definitive: minute quota, which outlasts a short send window", msg: text("x"), limits: push.Limits{SendWindow: 50 * time.Millisecond},
 			// The quota resets at the next minute: a send in a minute's
 			// last 50 ms would wait that little and be retried. The clock
@@ -229,36 +229,36 @@ func TestErrorClasses(t *testing.T) {
 				e.clockTo(func(now time.Time) time.Time { return now.Truncate(time.Minute).Add(time.Minute + time.Second) })
 			},
 			faults: []fake.WeChatFault{{ErrCode: 45011, ErrMsg: "api minute-quota reach limit"}},
-			state:  push.Failed, sends: 1, contains: []string{"45011", "per-minute API quota"}},
-		{name: "definitive: upload refused, nothing sent", msg: push.Message{Type: push.Image, ImageURL: imgURL},
+			state:  push.StateFailed, sends: 1, contains: []string{"45011", "per-minute API quota"}},
+		{name: "definitive: upload refused, nothing sent", msg: push.Message{Type: push.MsgTypeImage, ImageURL: imgURL},
 			faults: []fake.WeChatFault{{On: "upload", ErrCode: 40009, ErrMsg: "invalid image size"}},
-			state:  push.Failed, uploads: 1, contains: []string{"40009", "uploading the image"}},
-		{name: "definitive: not an image, nothing uploaded", msg: push.Message{Type: push.Image, ImageURL: notImage},
-			state: push.Failed, contains: []string{"did not return an image"}},
+			state:  push.StateFailed, uploads: 1, contains: []string{"40009", "uploading the image"}},
+		{name: "definitive: not an image, nothing uploaded", msg: push.Message{Type: push.MsgTypeImage, ImageURL: notImage},
+			state: push.StateFailed, contains: []string{"did not return an image"}},
 		{name: "retryable: system busy, then delivered", msg: text("x"),
 			faults: []fake.WeChatFault{{ErrCode: -1, ErrMsg: "system error"}},
-			state:  push.Succeeded, sends: 2},
-		{name: "retryable: upload answer lost, then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
-			drop: "upload", state: push.Succeeded, sends: 1, uploads: 2},
-		{name: "retryable: upload busy, then delivered", msg: push.Message{Type: push.Image, ImageURL: imgURL},
+			state:  push.StateSucceeded, sends: 2},
+		{name: "retryable: upload answer lost, then delivered", msg: push.Message{Type: push.MsgTypeImage, ImageURL: imgURL},
+			drop: "upload", state: push.StateSucceeded, sends: 1, uploads: 2},
+		{name: "retryable: upload busy, then delivered", msg: push.Message{Type: push.MsgTypeImage, ImageURL: imgURL},
 			faults: []fake.WeChatFault{{On: "upload", ErrCode: -1, ErrMsg: "system error"}},
-			state:  push.Succeeded, sends: 1, uploads: 2},
+			state:  push.StateSucceeded, sends: 1, uploads: 2},
 		{name: "uncertain: a 200 that is not JSON", msg: text("x"),
 			faults: []fake.WeChatFault{{Body: "<html>ok</html>"}},
-			state:  push.Uncertain, sends: 1, contains: []string{"could not be read"}},
+			state:  push.StateUncertain, sends: 1, contains: []string{"could not be read"}},
 		{name: "uncertain: a gateway's 502", msg: text("x"),
 			faults: []fake.WeChatFault{{Status: 502, Body: "<html>502 Bad Gateway</html>"}},
-			state:  push.Uncertain, sends: 1, contains: []string{"502"}},
+			state:  push.StateUncertain, sends: 1, contains: []string{"502"}},
 		{name: "uncertain: connection dropped after the request", msg: text("x"),
-			drop: "send", state: push.Uncertain, sends: 1},
+			drop: "send", state: push.StateUncertain, sends: 1},
 		{name: "uncertain: no answer in time", msg: text("x"), delay: 2 * time.Second, limits: push.Limits{AttemptTimeout: 300 * time.Millisecond},
-			state: push.Uncertain, sends: 1, contains: []string{"no answer"}},
-		{name: "caption delivered, image refused: failed, not retried", msg: push.Message{Type: push.Image, ImageURL: imgURL, Content: "caption"},
+			state: push.StateUncertain, sends: 1, contains: []string{"no answer"}},
+		{name: "caption delivered, image refused: failed, not retried", msg: push.Message{Type: push.MsgTypeImage, ImageURL: imgURL, Content: "caption"},
 			faults: []fake.WeChatFault{{ErrCode: -1, ErrMsg: "system error", After: 1}},
-			state:  push.Failed, sends: 2, uploads: 1, contains: []string{"caption was delivered", "image was not", "-1"}},
-		{name: "caption delivered, image answer lost: uncertain", msg: push.Message{Type: push.Image, ImageURL: imgURL, Content: "caption"},
+			state:  push.StateFailed, sends: 2, uploads: 1, contains: []string{"caption was delivered", "image was not", "-1"}},
+		{name: "caption delivered, image answer lost: uncertain", msg: push.Message{Type: push.MsgTypeImage, ImageURL: imgURL, Content: "caption"},
 			faults: []fake.WeChatFault{{Status: 504, Body: "gateway timeout", After: 1}},
-			state:  push.Uncertain, sends: 2, uploads: 1, contains: []string{"caption was delivered"}},
+			state:  push.StateUncertain, sends: 2, uploads: 1, contains: []string{"caption was delivered"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -281,7 +281,7 @@ func TestErrorClasses(t *testing.T) {
 					t.Errorf("job error %q lacks %q", j.Error, s)
 				}
 			}
-			if tc.state == push.Uncertain {
+			if tc.state == push.StateUncertain {
 				time.Sleep(100 * time.Millisecond) // nothing may be resent meanwhile
 			}
 			if n := e.f.Requests("send"); n != tc.sends {
@@ -305,7 +305,7 @@ func TestTokenCachedAndSingleFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range res.Jobs {
-		if j := e.Settled(t, j.ID); j.State != push.Succeeded {
+		if j := e.Settled(t, j.ID); j.State != push.StateSucceeded {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 	}
@@ -313,7 +313,7 @@ func TestTokenCachedAndSingleFlight(t *testing.T) {
 	url := images.Add("/p.png", fake.PNG(9), "image/png")
 	tg := e.user(t)
 	for i := 0; i < 3; i++ {
-		if j := e.send(t, tg, push.Message{Type: push.Image, ImageURL: url}); j.State != push.Succeeded {
+		if j := e.send(t, tg, push.Message{Type: push.MsgTypeImage, ImageURL: url}); j.State != push.StateSucceeded {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 	}
@@ -332,12 +332,12 @@ func TestTokenRefresh(t *testing.T) {
 		sends      int
 		contains   []string
 	}{
-		{name: "stable token expired: refreshed once, then delivered", state: push.Succeeded, fetches: 2, sends: 3},
-		{name: "classic token expired: refreshed once, then delivered", tokenAPI: "classic", state: push.Succeeded, fetches: 2, sends: 3},
-		{name: "refresh refused: definitive", state: push.Failed, fetches: 1, sends: 2,
+		{name: "stable token expired: refreshed once, then delivered", state: push.StateSucceeded, fetches: 2, sends: 3},
+		{name: "classic token expired: refreshed once, then delivered", tokenAPI: "classic", state: push.StateSucceeded, fetches: 2, sends: 3},
+		{name: "refresh refused: definitive", state: push.StateFailed, fetches: 1, sends: 2,
 			tokenFault: &fake.WeChatFault{On: "token", ErrCode: 40125, ErrMsg: "invalid appsecret"},
 			contains:   []string{"40125", "invalid appsecret", "app_id and app_secret"}},
-		{name: "refresh busy: retried, then delivered", state: push.Succeeded, fetches: 2, sends: 3,
+		{name: "refresh busy: retried, then delivered", state: push.StateSucceeded, fetches: 2, sends: 3,
 			tokenFault: &fake.WeChatFault{On: "token", ErrCode: -1, ErrMsg: "system error"}},
 	}
 	for _, tc := range tests {
@@ -348,7 +348,7 @@ func TestTokenRefresh(t *testing.T) {
 				bot = e.newBot(t, `{"app_id":"`+e.appID+`","app_secret":"`+e.secret+`","api_base":"`+e.f.URL()+`","token_api":"`+tc.tokenAPI+`"}`)
 			}
 			tg := e.bind(t, bot, true)
-			if j := e.Send(t, bot, tg, text("first")); j.State != push.Succeeded {
+			if j := e.Send(t, bot, tg, text("first")); j.State != push.StateSucceeded {
 				t.Fatalf("first send: %s %s", j.State, j.Error)
 			}
 			e.f.ExpireTokens()

@@ -61,10 +61,10 @@ func (p *Provider) sendApp(ctx context.Context, c Config, d push.Delivery) (push
 	body := map[string]any{}
 	m := d.Message
 	switch {
-	case m.Type == push.Image && caption(m) != "":
+	case m.Type == push.MsgTypeImage && caption(m) != "":
 		body["msgtype"] = "news"
 		body["news"] = map[string]any{"articles": []map[string]string{{"title": caption(m), "url": m.ImageURL, "picurl": m.ImageURL}}}
-	case m.Type == push.Image:
+	case m.Type == push.MsgTypeImage:
 		img, err := p.images.Fetch(ctx, m.ImageURL, imageTypes()...)
 		if err != nil {
 			return push.Receipt{}, err
@@ -77,7 +77,7 @@ func (p *Provider) sendApp(ctx context.Context, c Config, d push.Delivery) (push
 		}
 		body["msgtype"] = "image"
 		body["image"] = map[string]string{"media_id": mediaID}
-	case m.Type == push.Markdown:
+	case m.Type == push.MsgTypeMarkdown:
 		body["msgtype"] = "markdown"
 		body["markdown"] = map[string]string{"content": markdown(m.Content)}
 	default:
@@ -131,10 +131,10 @@ func (p *Provider) sendRobot(ctx context.Context, c Config, d push.Delivery) (pu
 	m := d.Message
 	var body map[string]any
 	switch {
-	case m.Type == push.Image && caption(m) != "":
+	case m.Type == push.MsgTypeImage && caption(m) != "":
 		body = map[string]any{"msgtype": "news", "news": map[string]any{
 			"articles": []map[string]string{{"title": caption(m), "url": m.ImageURL, "picurl": m.ImageURL}}}}
-	case m.Type == push.Image:
+	case m.Type == push.MsgTypeImage:
 		img, err := p.images.Fetch(ctx, m.ImageURL, imageTypes()...)
 		if err != nil {
 			return push.Receipt{}, err
@@ -145,7 +145,7 @@ func (p *Provider) sendRobot(ctx context.Context, c Config, d push.Delivery) (pu
 		sum := md5.Sum(img.Data)
 		body = map[string]any{"msgtype": "image", "image": map[string]string{
 			"base64": base64.StdEncoding.EncodeToString(img.Data), "md5": hex.EncodeToString(sum[:])}}
-	case m.Type == push.Markdown:
+	case m.Type == push.MsgTypeMarkdown:
 		body = map[string]any{"msgtype": "markdown", "markdown": map[string]string{"content": markdown(m.Content)}}
 	default:
 		body = map[string]any{"msgtype": "text", "text": map[string]string{"content": m.Content}}

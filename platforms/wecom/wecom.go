@@ -243,7 +243,7 @@ func (p *Provider) ValidateTarget(raw json.RawMessage, t push.Target) error {
 // have no bot at hand. The engine then calls ValidateBotMessage for an
 // app's smaller ones.
 func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
-	if m.Type == push.Image {
+	if m.Type == push.MsgTypeImage {
 		if err := p.images.CheckURL(m.ImageURL); err != nil {
 			return err
 		}
@@ -267,15 +267,15 @@ func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ pus
 
 func checkMessage(m push.Message, markdownLimit int) error {
 	switch m.Type {
-	case push.Text:
+	case push.MsgTypeText:
 		if n := len(m.Content); n > MaxText {
 			return push.Errorf(push.Invalid, "content_too_long", "the text is %d bytes in UTF-8; WeCom takes at most %d bytes per text message and silently cuts off the rest: shorten it or split it into several messages", n, MaxText)
 		}
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		if n := len(markdown(m.Content)); n > markdownLimit {
 			return push.Errorf(push.Invalid, "content_too_long", "the Markdown is %d bytes in UTF-8; this WeCom bot takes at most %d bytes per Markdown message: shorten it or split it into several messages", n, markdownLimit)
 		}
-	case push.Image:
+	case push.MsgTypeImage:
 		if n := len(caption(m)); n > MaxNewsTitle {
 			return push.Errorf(push.Invalid, "caption_too_long", "the image caption is %d bytes in UTF-8; WeCom shows a captioned image as a news card whose title takes at most %d bytes: shorten the caption or send the image without one", n, MaxNewsTitle)
 		}

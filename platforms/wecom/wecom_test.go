@@ -67,7 +67,7 @@ func TestAppMessages(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(e.wc.Messages())
 			j := e.Send(t, bot, c.target, c.msg)
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			msgs := e.wc.Messages()[before:]
@@ -126,7 +126,7 @@ func TestRobotMessages(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(e.wc.Messages())
 			j := e.Send(t, bot, group, c.msg)
-			if j.State != push.Succeeded || j.PlatformIndex != "" {
+			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q: %s", j.State, j.PlatformIndex, j.Error)
 			}
 			msgs := e.wc.Messages()[before:]
@@ -141,7 +141,7 @@ func TestRobotMessages(t *testing.T) {
 	t.Run("image over 2 MB is refused before sending", func(t *testing.T) {
 		sends := e.wc.Requests(fake.WeComOpSend)
 		j := e.Send(t, bot, group, image(e.Images.URL("/big.png"), ""))
-		if j.State != push.Failed || !strings.Contains(j.Error, "image_too_large") {
+		if j.State != push.StateFailed || !strings.Contains(j.Error, "image_too_large") {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 		if e.wc.Requests(fake.WeComOpSend) != sends {
@@ -282,7 +282,7 @@ func TestMessageLimits(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || res.Jobs[0].State != push.Succeeded {
+			if err != nil || res.Jobs[0].State != push.StateSucceeded {
 				t.Fatalf("send = %v %+v", err, res.Jobs)
 			}
 			msgs := e.wc.Messages()
@@ -314,7 +314,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range res.Jobs {
-		if j.State != push.Succeeded {
+		if j.State != push.StateSucceeded {
 			t.Fatalf("batch job %s: %s", j.State, j.Error)
 		}
 	}
@@ -345,7 +345,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 			s.before()
 			sends, delivered := e.wc.Requests(fake.WeComOpSend), len(e.wc.Messages())
 			j := e.Send(t, bot, users[0], text(s.name))
-			if j.State != push.Succeeded {
+			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
 			if n := e.wc.TokenFetches(); n != s.wantFetches {
@@ -365,7 +365,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		b := e.Bot(t, bad.Config(e.wc), nil)
 		tg := e.Target(t, b, push.TargetUser, "user0")
 		j := e.Send(t, b, tg, text("x"))
-		if j.State != push.Failed || !strings.Contains(j.Error, "(code 40001)") || !strings.Contains(j.Error, "check corp_id and corp_secret") {
+		if j.State != push.StateFailed || !strings.Contains(j.Error, "(code 40001)") || !strings.Contains(j.Error, "check corp_id and corp_secret") {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 		if strings.Contains(j.Error, bad.Secret) {
@@ -406,60 +406,60 @@ func TestErrorClasses(t *testing.T) {
 		sends     int // send requests the fake saw
 		uploads   int
 	}{
-		{name: "unknown member", bot: bot, target: stranger, msg: text("x"), state: push.Failed,
+		{name: "unknown member", bot: bot, target: stranger, msg: text("x"), state: push.StateFailed,
 			errHas: []string{"(code 81013)", "user & party & tag all invalid"}, sends: 1},
 		{name: "errcode 0 naming the member in invaliduser", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{InvalidUser: true}}},
-			state:  push.Failed, errHas: []string{"invaliduser", `"ok"`}, sends: 1},
+			state:  push.StateFailed, errHas: []string{"invaliduser", `"ok"`}, sends: 1},
 		{name: "errcode 0 naming the member in unlicenseduser", bot: bot, target: nolicense, msg: text("x"),
-			state: push.Failed, errHas: []string{"unlicenseduser"}, sends: 1},
+			state: push.StateFailed, errHas: []string{"unlicenseduser"}, sends: 1},
 		{name: "invalid agentid", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{ErrCode: 40056, ErrMsg: "invalid agentid"}}},
-			state:  push.Failed, errHas: []string{"(code 40056)", "invalid agentid", "check agent_id"}, sends: 1},
+			state:  push.StateFailed, errHas: []string{"(code 40056)", "invalid agentid", "check agent_id"}, sends: 1},
 		{name: "IP not allowed", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{ErrCode: 60020, ErrMsg: "not allow to access from your ip"}}},
-			state:  push.Failed, errHas: []string{"(code 60020)", "trusted IPs"}, sends: 1},
+			state:  push.StateFailed, errHas: []string{"(code 60020)", "trusted IPs"}, sends: 1},
 		{name: "a freshly issued token refused again: failed, not retried", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{ErrCode: 40014, ErrMsg: "invalid access_token"}, {ErrCode: 40014, ErrMsg: "invalid access_token"}}},
-			state:  push.Failed, errHas: []string{"(code 40014)", "freshly issued", "token_base"}, sends: 2},
+			state:  push.StateFailed, errHas: []string{"(code 40014)", "freshly issued", "token_base"}, sends: 2},
 		{name: "system busy is retried", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{ErrCode: -1, ErrMsg: "system busy"}}},
-			state:  push.Succeeded, delivered: 1, sends: 2},
+			state:  push.StateSucceeded, delivered: 1, sends: 2},
 		{name: "concurrency limit is retried", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{ErrCode: 45033, ErrMsg: "api concurrent out of limit"}}},
-			state:  push.Succeeded, delivered: 1, sends: 2},
+			state:  push.StateSucceeded, delivered: 1, sends: 2},
 		{name: "connection dropped before WeCom acted", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{Drop: true}}},
-			state:  push.Uncertain, errHas: []string{"may have received"}, sends: 1},
+			state:  push.StateUncertain, errHas: []string{"may have received"}, sends: 1},
 		{name: "connection dropped after delivery", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{Drop: true, Process: true}}},
-			state:  push.Uncertain, delivered: 1, sends: 1},
+			state:  push.StateUncertain, delivered: 1, sends: 1},
 		{name: "gateway 502", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{Status: 502, Body: "<html>Bad Gateway</html>"}}},
-			state:  push.Uncertain, errHas: []string{"HTTP 502"}, sends: 1},
+			state:  push.StateUncertain, errHas: []string{"HTTP 502"}, sends: 1},
 		{name: "unreadable 200", bot: bot, target: ok, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{Status: 200, Body: "<html>maintenance</html>"}}},
-			state:  push.Uncertain, errHas: []string{"could not be read"}, sends: 1},
+			state:  push.StateUncertain, errHas: []string{"could not be read"}, sends: 1},
 		{name: "upload dropped is retried: no message was sent", bot: bot, target: ok, msg: image(e.Images.URL("/chart.png"), ""),
 			faults: map[string][]fake.WeComFault{"upload": {{Drop: true, Process: true}}},
-			state:  push.Succeeded, delivered: 1, sends: 1, uploads: 2},
+			state:  push.StateSucceeded, delivered: 1, sends: 1, uploads: 2},
 		{name: "upload refused", bot: bot, target: ok, msg: image(e.Images.URL("/chart.png"), ""),
 			faults: map[string][]fake.WeComFault{"upload": {{ErrCode: 40009, ErrMsg: "invalid image size"}}},
-			state:  push.Failed, errHas: []string{"(code 40009)"}, uploads: 1},
+			state:  push.StateFailed, errHas: []string{"(code 40009)"}, uploads: 1},
 		{name: "image URL not found", bot: bot, target: ok, msg: image(e.Images.URL("/missing.png"), ""),
-			state: push.Failed, errHas: []string{"HTTP 404", "image_fetch"}},
+			state: push.StateFailed, errHas: []string{"HTTP 404", "image_fetch"}},
 		{name: "image URL not an image", bot: bot, target: ok, msg: image(e.Images.URL("/page.html"), ""),
-			state: push.Failed, errHas: []string{"did not return an image"}},
+			state: push.StateFailed, errHas: []string{"did not return an image"}},
 		{name: "gif refused", bot: bot, target: ok, msg: image(e.Images.URL("/anim.gif"), ""),
-			state: push.Failed, errHas: []string{"does not take image/gif"}},
+			state: push.StateFailed, errHas: []string{"does not take image/gif"}},
 		{name: "robot: bad webhook key", bot: deadRobot, target: deadTarget, msg: text("x"),
-			state: push.Failed, errHas: []string{"(code 93000)", "invalid webhook url", "check webhook_key"}, sends: 1},
+			state: push.StateFailed, errHas: []string{"(code 93000)", "invalid webhook url", "check webhook_key"}, sends: 1},
 		{name: "robot: busy is retried", bot: robot, target: robotTarget, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{ErrCode: -1, ErrMsg: "system busy"}}},
-			state:  push.Succeeded, delivered: 1, sends: 2},
+			state:  push.StateSucceeded, delivered: 1, sends: 2},
 		{name: "robot: dropped after delivery", bot: robot, target: robotTarget, msg: text("x"),
 			faults: map[string][]fake.WeComFault{"send": {{Drop: true, Process: true}}},
-			state:  push.Uncertain, delivered: 1, sends: 1},
+			state:  push.StateUncertain, delivered: 1, sends: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -502,7 +502,7 @@ func TestSendTimeout(t *testing.T) {
 	e.Send(t, bot, tg, text("warm the token cache"))
 	e.wc.Fail(fake.WeComOpSend, fake.WeComFault{Delay: 2 * time.Second})
 	j := e.Send(t, bot, tg, text("slow"))
-	if j.State != push.Uncertain || !strings.Contains(j.Error, "no answer after the request was sent") {
+	if j.State != push.StateUncertain || !strings.Contains(j.Error, "no answer after the request was sent") {
 		t.Fatalf("job %s: %s", j.State, j.Error)
 	}
 	time.Sleep(2500 * time.Millisecond)
@@ -526,7 +526,7 @@ func TestDuplicateCheck(t *testing.T) {
 	second := e.Send(t, checked, tc, text("disk full"))
 	third := e.Send(t, checked, tc, text("disk ok"))
 	for _, j := range []push.Job{first, second, third} {
-		if j.State != push.Succeeded {
+		if j.State != push.StateSucceeded {
 			t.Fatalf("job %s: %s", j.State, j.Error)
 		}
 	}
@@ -561,7 +561,7 @@ func TestConcurrentBotsShareNothing(t *testing.T) {
 			defer wg.Done()
 			for k := 0; k < 3; k++ {
 				res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: bot.ID, TargetID: tg.ID, Message: text(fmt.Sprint(k))})
-				if err != nil || res.Jobs[0].State != push.Succeeded {
+				if err != nil || res.Jobs[0].State != push.StateSucceeded {
 					t.Errorf("send: %v %+v", err, res.Jobs)
 				}
 			}

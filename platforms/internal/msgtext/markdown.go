@@ -11,9 +11,9 @@ import (
 // as written, an image as ImageMarkdown.
 func Markdown(m push.Message) string {
 	switch m.Type {
-	case push.Markdown:
+	case push.MsgTypeMarkdown:
 		return m.Content
-	case push.Image:
+	case push.MsgTypeImage:
 		return ImageMarkdown(m)
 	default:
 		return EscapeMarkdown(m.Content)

@@ -13,9 +13,9 @@ func TestMarkdown(t *testing.T) {
 		want string
 	}{
 		{push.Message{Content: "disk *full*\n# not a heading"}, "disk \\*full\\*  \n\\# not a heading"},
-		{push.Message{Type: push.Markdown, Content: "## **Deployed**"}, "## **Deployed**"},
-		{push.Message{Type: push.Image, Content: "CPU [prod]", ImageURL: img}, "CPU \\[prod\\]\n\n![CPU \\[prod\\]](https://img.example.com/c%20%281%29.png)"},
-		{push.Message{Type: push.Image, Content: " ", ImageURL: img}, "![c (1).png](https://img.example.com/c%20%281%29.png)"},
+		{push.Message{Type: push.MsgTypeMarkdown, Content: "## **Deployed**"}, "## **Deployed**"},
+		{push.Message{Type: push.MsgTypeImage, Content: "CPU [prod]", ImageURL: img}, "CPU \\[prod\\]\n\n![CPU \\[prod\\]](https://img.example.com/c%20%281%29.png)"},
+		{push.Message{Type: push.MsgTypeImage, Content: " ", ImageURL: img}, "![c (1).png](https://img.example.com/c%20%281%29.png)"},
 	}
 	for _, tt := range tests {
 		if got := Markdown(tt.msg); got != tt.want {

@@ -20,7 +20,7 @@ import (
 // titled by its file name.
 func Title(m push.Message, max int) string {
 	src := m.Content
-	if m.Type == push.Markdown {
+	if m.Type == push.MsgTypeMarkdown {
 		src = Plain(m.Content)
 	}
 	line := ""
@@ -31,7 +31,7 @@ func Title(m push.Message, max int) string {
 		}
 	}
 	if line == "" {
-		if m.Type == push.Image {
+		if m.Type == push.MsgTypeImage {
 			line = ImageName(m.ImageURL)
 		} else {
 			line = "Message"

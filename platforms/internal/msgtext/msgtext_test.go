@@ -19,11 +19,11 @@ func TestTitle(t *testing.T) {
 		{"cut with an ellipsis", push.Message{Content: "abcdefghij"}, 5, "abcd…"},
 		{"no space before the ellipsis", push.Message{Content: "abc defgh"}, 5, "abc…"},
 		{"CJK counts characters", push.Message{Content: "服务器磁盘已满请尽快处理"}, 6, "服务器磁盘…"},
-		{"markdown is rendered first", push.Message{Type: push.Markdown, Content: "## **Deployed** [v42](https://x)\n\nbody"}, 32, "Deployed v42"},
-		{"markdown list", push.Message{Type: push.Markdown, Content: "- first item\n- second"}, 32, "• first item"},
-		{"image caption", push.Message{Type: push.Image, Content: "chart", ImageURL: "https://x.example/a.png"}, 32, "chart"},
-		{"image name", push.Message{Type: push.Image, ImageURL: "https://x.example/dir/CPU%20load.png?x=1"}, 32, "CPU load.png"},
-		{"image without a name", push.Message{Type: push.Image, ImageURL: "https://x.example/"}, 32, "image"},
+		{"markdown is rendered first", push.Message{Type: push.MsgTypeMarkdown, Content: "## **Deployed** [v42](https://x)\n\nbody"}, 32, "Deployed v42"},
+		{"markdown list", push.Message{Type: push.MsgTypeMarkdown, Content: "- first item\n- second"}, 32, "• first item"},
+		{"image caption", push.Message{Type: push.MsgTypeImage, Content: "chart", ImageURL: "https://x.example/a.png"}, 32, "chart"},
+		{"image name", push.Message{Type: push.MsgTypeImage, ImageURL: "https://x.example/dir/CPU%20load.png?x=1"}, 32, "CPU load.png"},
+		{"image without a name", push.Message{Type: push.MsgTypeImage, ImageURL: "https://x.example/"}, 32, "image"},
 	}
 	for _, tt := range tests {
 		if got := Title(tt.msg, tt.max); got != tt.want {
