@@ -20,7 +20,7 @@ import (
 // metrics only.
 func scrape(t *testing.T, h *testkit.Herald) map[string]float64 {
 	t.Helper()
-	r := h.CallRoot("GET", "/metrics")
+	r := h.CallRoot(t, "GET", "/metrics")
 	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") {
 		t.Fatalf("GET /metrics: %d %v\n%s", r.Status, r.Header, r.Body)
 	}
@@ -77,14 +77,14 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 	h := testkit.New(t, testkit.WithWorkers(1),
 		testkit.WithPoints(push.Points{Enabled: true}),
 		testkit.WithLimits(push.Limits{RatePerMinute: 20}))
-	f := h.Seed()
-	t2 := h.Target(f.Bot.ID, push.TargetGroup, "")
+	f := h.Seed(t)
+	t2 := h.Target(t, f.Bot.ID, push.TargetGroup, "")
 	one := func(content string) map[string]any {
 		return map[string]any{"botId": f.Bot.ID, "target": strconv.FormatInt(f.Target.ID, 10), "content": content}
 	}
 	send := func(body map[string]any, want int, hdr ...string) testkit.Response {
 		t.Helper()
-		r := h.Call("POST", "/openapi/v1/push/private", f.Key, body, hdr...)
+		r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, body, hdr...)
 		if r.Status != want {
 			t.Fatalf("send %v: %d %s, want %d", body, r.Status, r.Body, want)
 		}
@@ -103,13 +103,13 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 	}
 	batch := map[string]any{"bot_id": f.Bot.ID, "target_ids": []int64{f.Target.ID, t2.ID}, "content": "b"}
 	for range 2 {
-		if r := h.Call("POST", "/openapi/batch-send", f.Key, batch, "Idempotency-Key", "b1"); r.Status != 200 {
+		if r := h.Call(t, "POST", "/openapi/batch-send", f.Key, batch, "Idempotency-Key", "b1"); r.Status != 200 {
 			t.Fatalf("batch: %d %s", r.Status, r.Body)
 		}
 	}
 	multi := map[string]any{"bots": []any{map[string]any{"botId": f.Bot.ID, "targets": []string{strconv.FormatInt(t2.ID, 10)}}}, "content": "m"}
 	for range 2 {
-		if r := h.Call("POST", "/openapi/v1/push/batch", f.Key, multi, "Idempotency-Key", "m1"); r.Status != 200 {
+		if r := h.Call(t, "POST", "/openapi/v1/push/batch", f.Key, multi, "Idempotency-Key", "m1"); r.Status != 200 {
 			t.Fatalf("multi: %d %s", r.Status, r.Body)
 		}
 	}
@@ -136,7 +136,7 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i] = h.Call("POST", "/openapi/v1/push/private", f.Key, one(c)).Status
+			answers[i] = h.Call(t, "POST", "/openapi/v1/push/private", f.Key, one(c)).Status
 		}()
 		if i == 0 {
 			<-h.Telegram.Arrived()
@@ -155,7 +155,7 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 		}
 	}
 	during := scrape(t, h)
-	if c := h.Call("POST", "/openapi/queue/"+queued[0]+"/cancel", f.Key, nil); c.Status != 200 {
+	if c := h.Call(t, "POST", "/openapi/queue/"+queued[0]+"/cancel", f.Key, nil); c.Status != 200 {
 		t.Fatalf("cancel: %d %s", c.Status, c.Body)
 	}
 	afterCancel := scrape(t, h)
@@ -166,17 +166,17 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 	}
 
 	// 20 requests of a second key pass, the 21st is refused.
-	key2 := h.Key(f.Account.ID)
+	key2 := h.Key(t, f.Account.ID)
 	for i := 1; i <= 21; i++ {
 		want := 200
 		if i == 21 {
 			want = 429
 		}
-		if r := h.Call("GET", "/openapi/queue-request?key=k", key2, nil); r.Status != want {
+		if r := h.Call(t, "GET", "/openapi/queue-request?key=k", key2, nil); r.Status != want {
 			t.Fatalf("request %d of key 2: %d", i, r.Status)
 		}
 	}
-	h.CallRoot("GET", "/nowhere/"+queued[0]) // an unmatched path is counted without its raw path
+	h.CallRoot(t, "GET", "/nowhere/"+queued[0]) // an unmatched path is counted without its raw path
 
 	end := scrape(t, h)
 	backlog := func(m map[string]float64) map[string]float64 {
@@ -197,7 +197,7 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 	if diff := cmp.Diff(wantPoints, pick(end, "herald_points")); diff != "" {
 		t.Errorf("points (-want +got):\n%s", diff)
 	}
-	if got := h.Balance(f.Account.ID); got != 100-10+1 {
+	if got := h.Balance(t, f.Account.ID); got != 100-10+1 {
 		t.Errorf("balance %d, want 91", got)
 	}
 	jobs := func(state string, n float64) (string, float64) {

@@ -1,6 +1,11 @@
 package push
 
-import "time"
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // AccountStatus is the standing of an account. Only an active account may
 // call the API.
@@ -12,6 +17,9 @@ const (
 	AccountSuspended AccountStatus = "suspended"
 )
 
+// Valid reports whether s is a known status.
+func (s AccountStatus) Valid() bool { return s == AccountActive || s == AccountSuspended }
+
 // Account owns API keys and bots and holds a points balance.
 type Account struct {
 	ID        int64
@@ -21,23 +29,114 @@ type Account struct {
 	CreatedAt time.Time
 }
 
-// LedgerKind names a row of the points ledger.
-type LedgerKind string
+// AccountFilter selects accounts for List: newest first, at most Limit
+// (see Page), after Cursor.
+type AccountFilter struct {
+	Limit  int
+	Cursor string
+}
 
-// Ledger row kinds. A job has at most one charge and at most one refund.
-const (
-	LedgerCharge LedgerKind = "charge"
-	LedgerRefund LedgerKind = "refund"
-	LedgerAdjust LedgerKind = "adjust" // an operator set the balance
-)
+// AccountUpdate changes an account; nil fields stay as they are.
+type AccountUpdate struct {
+	// Status suspends or activates the account. A suspended account's keys
+	// are refused with Forbidden at once, on every node.
+	Status *AccountStatus
+}
 
-// LedgerEntry is one movement of an account's points. Amount is positive
-// for refunds and negative for charges; for adjustments it is the
-// difference the operator made.
-type LedgerEntry struct {
-	AccountID int64
-	JobID     string // empty for adjustments
-	Kind      LedgerKind
-	Amount    int64
-	At        time.Time
+// AccountService holds the verbs on accounts. Get it from Engine.Accounts.
+type AccountService struct{ e *Engine }
+
+// Accounts returns the verbs on accounts.
+func (e *Engine) Accounts() *AccountService { return &e.accounts }
+
+// maxName bounds the names of accounts, bots and targets.
+const maxName = 200
+
+func validateName(what, name string) error {
+	if strings.TrimSpace(name) == "" {
+		return fieldErrorf(FieldName, "invalid_name", "the %s name is empty: give a name", what)
+	}
+	if utf8.RuneCountInString(name) > maxName || !utf8.ValidString(name) {
+		return fieldErrorf(FieldName, "invalid_name", "the %s name must be valid UTF-8 of at most %d characters", what, maxName).with("", maxName)
+	}
+	return nil
+}
+
+// Create creates an active account with the initial points balance. Only
+// an operator may.
+func (s *AccountService) Create(ctx context.Context, p Principal, name string) (Account, error) {
+	e := s.e
+	if err := p.needOperator("create accounts"); err != nil {
+		return Account{}, err
+	}
+	if err := validateName("account", name); err != nil {
+		return Account{}, err
+	}
+	a := Account{Name: name, Points: e.points.Initial, Status: AccountActive, CreatedAt: e.clock.Now()}
+	if err := e.store.CreateAccount(ctx, &a); err != nil {
+		return Account{}, err
+	}
+	return a, nil
+}
+
+// Get returns an account: an operator's choice, or the principal's own.
+// Another account is NotFound, as if it did not exist.
+func (s *AccountService) Get(ctx context.Context, p Principal, id int64) (Account, error) {
+	if !p.sees(id) {
+		return Account{}, accountNotFound(id)
+	}
+	return s.e.store.Account(ctx, id)
+}
+
+// List lists the accounts an operator sees (all of them), or the
+// principal's own.
+func (s *AccountService) List(ctx context.Context, p Principal, f AccountFilter) (Page[Account], error) {
+	limit, err := pageLimit(f.Limit, f.Cursor)
+	if err != nil {
+		return Page[Account]{}, err
+	}
+	if !p.Operator() {
+		a, err := s.e.store.Account(ctx, p.AccountID)
+		if err != nil || f.Cursor != "" {
+			return Page[Account]{Items: []Account{}}, ignoreNotFound(err)
+		}
+		return Page[Account]{Items: []Account{a}}, nil
+	}
+	f.Limit = limit + 1
+	as, err := s.e.store.Accounts(ctx, f)
+	if err != nil {
+		return Page[Account]{}, err
+	}
+	return pageOf(as, limit, func(a Account) int64 { return a.ID }), nil
+}
+
+// Update changes an account. Only an operator may.
+func (s *AccountService) Update(ctx context.Context, p Principal, id int64, u AccountUpdate) (Account, error) {
+	e := s.e
+	if err := p.needOperator("suspend or activate accounts"); err != nil {
+		return Account{}, err
+	}
+	if u.Status != nil {
+		if !u.Status.Valid() {
+			return Account{}, Errorf(Invalid, "invalid_status", "account status %q is not known: use active or suspended", truncate(string(*u.Status), 40))
+		}
+		err := e.store.SetAccountStatus(ctx, id, *u.Status)
+		e.forgetAuth()
+		if err != nil {
+			return Account{}, err
+		}
+	}
+	return e.store.Account(ctx, id)
+}
+
+func accountNotFound(id int64) error {
+	return Errorf(NotFound, "account_not_found", "account %d does not exist", id)
+}
+
+// ignoreNotFound drops a NotFound error.
+func ignoreNotFound(err error) error {
+	if IsKind(err, NotFound) {
+		return nil
+	}
+	return err
 }

@@ -6,13 +6,8 @@ import (
 	"time"
 )
 
-// Principal is the caller behind an API key.
-type Principal struct {
-	AccountID int64
-	KeyID     int64
-}
-
-// Authenticate checks a plain API key. A missing or unknown key is
+// Authenticate checks a plain API key and returns the principal it acts
+// for. A missing or unknown key is
 // Unauthenticated; a revoked or expired key, or a suspended account, is
 // Forbidden.
 //
@@ -21,9 +16,10 @@ type Principal struct {
 // that count instead of reading the key and its account, and a revocation
 // or an account status change, by this process or any other, ends every
 // remembered key at once (within Options.AuthRecheck when set).
-func (e *Engine) Authenticate(ctx context.Context, plain string) (Principal, error) {
+func (s *KeyService) Authenticate(ctx context.Context, plain string) (Principal, error) {
+	e := s.e
 	if plain == "" {
-		return Principal{}, Errorf(Unauthenticated, "missing_api_key", "no API key was sent: send the header \"Authorization: Bearer <API key>\" (or \"X-Service-OpenAPI-Key: <API key>\")")
+		return Principal{}, &Error{Kind: Unauthenticated, Reason: "missing_api_key", Field: FieldAPIKey, Message: "no API key was given: give the account's API key"}
 	}
 	prefix, ok := splitKey(plain)
 	if !ok || !e.prefixes[prefix] {
@@ -62,7 +58,7 @@ func (e *Engine) Authenticate(ctx context.Context, plain string) (Principal, err
 	if a.Status != AccountActive {
 		return Principal{}, Errorf(Forbidden, "account_suspended", "the account of this API key is %s: contact the operator", a.Status)
 	}
-	p := Principal{AccountID: k.AccountID, KeyID: k.ID}
+	p := Principal{AccountID: k.AccountID, KeyID: k.ID, Role: RoleMember}
 	if e.auth != nil {
 		e.auth.put(hash, authEntry{principal: p, expiresAt: k.ExpiresAt, epoch: epoch})
 	}
@@ -70,12 +66,13 @@ func (e *Engine) Authenticate(ctx context.Context, plain string) (Principal, err
 }
 
 func invalidKey() error {
-	return Errorf(Unauthenticated, "invalid_api_key", "the API key is not valid: check the authentication header, or create a new key")
+	return &Error{Kind: Unauthenticated, Reason: "invalid_api_key", Field: FieldAPIKey, Message: "the API key is not valid: check the key, or create a new key"}
 }
 
 // Admit counts one request of the principal against the per-key rate
 // limit. A refusal is TooMany with the time to wait.
-func (e *Engine) Admit(ctx context.Context, p Principal) (RateDecision, error) {
+func (s *KeyService) Admit(ctx context.Context, p Principal) (RateDecision, error) {
+	e := s.e
 	limit := e.limits.RatePerMinute
 	if limit < 0 {
 		return RateDecision{Allowed: true}, nil
@@ -99,4 +96,13 @@ func ceilSecond(d time.Duration) time.Duration {
 		return time.Second
 	}
 	return (d + time.Second - 1).Truncate(time.Second)
+}
+
+// forgetAuth ends every remembered authentication of this engine at once,
+// after a change to a key or an account (the store's auth epoch tells
+// other processes).
+func (e *Engine) forgetAuth() {
+	if e.auth != nil {
+		e.auth.forget()
+	}
 }

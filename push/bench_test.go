@@ -14,11 +14,11 @@ import (
 // authenticated before: a read of the store's auth epoch and a cache hit.
 func BenchmarkAuthenticate(b *testing.B) {
 	h := testkit.New(b, testkit.WithDB(b.TempDir()+"/bench.db"), testkit.WithoutStart())
-	f := h.Seed()
+	f := h.Seed(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := h.Engine.Authenticate(ctx, f.Key); err != nil {
+		if _, err := h.Engine.Keys().Authenticate(ctx, f.Key); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -32,8 +32,8 @@ func sendTx(b *testing.B) (*testkit.Herald, testkit.Fixture) {
 	h := testkit.New(b, testkit.WithDB(b.TempDir()+"/bench.db"), testkit.WithoutStart(),
 		testkit.WithPoints(push.Points{Enabled: true}),
 		testkit.WithLimits(push.Limits{SyncWait: time.Nanosecond, BacklogPerBot: 1 << 30, BacklogTotal: 1 << 30}))
-	f := h.Seed()
-	if _, err := h.Engine.SetPoints(ctx, f.Account.ID, 1<<40); err != nil {
+	f := h.Seed(b)
+	if _, err := h.Engine.Ledger().SetBalance(ctx, push.System(), f.Account.ID, 1<<40); err != nil {
 		b.Fatal(err)
 	}
 	return h, f
@@ -46,7 +46,7 @@ func BenchmarkSendTransaction(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetID: f.Target.ID,
+		_, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: f.Bot.ID, TargetID: f.Target.ID,
 			Message: text("bench"), IdempotencyKey: fmt.Sprint("k", i)})
 		if err != nil {
 			b.Fatal(err)
@@ -65,7 +65,7 @@ func BenchmarkSendTransactionConcurrent(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetID: f.Target.ID,
+			_, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: f.Bot.ID, TargetID: f.Target.ID,
 				Message: text("bench"), IdempotencyKey: fmt.Sprint("k", seq.Add(1))})
 			if err != nil {
 				b.Error(err)
@@ -79,7 +79,7 @@ func BenchmarkSendTransactionConcurrent(b *testing.B) {
 // from memory once its job is final.
 func BenchmarkReplay(b *testing.B) {
 	h := testkit.New(b, testkit.WithDB(b.TempDir()+"/bench.db"))
-	f := h.Seed()
+	f := h.Seed(b)
 	if _, err := send(b, h, f, "again", "bench"); err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func BenchmarkReplay(b *testing.B) {
 func BenchmarkJobMoves(b *testing.B) {
 	h := testkit.New(b, testkit.WithDB(b.TempDir()+"/bench.db"), testkit.WithoutStart(),
 		testkit.WithLimits(push.Limits{SyncWait: time.Nanosecond, BacklogPerBot: 1 << 30, BacklogTotal: 1 << 30}))
-	f := h.Seed()
+	f := h.Seed(b)
 	ids := make([]string, b.N)
 	for i := range ids {
 		res, err := send(nil, h, f, "", "m")

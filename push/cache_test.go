@@ -12,12 +12,15 @@ import (
 // keyID returns the id of the account's newest key.
 func keyID(t *testing.T, h *testkit.Herald, account int64) int64 {
 	t.Helper()
-	keys, err := h.Engine.APIKeys(ctx, account)
-	if err != nil || len(keys) == 0 {
+	keys, err := h.Engine.Keys().List(ctx, push.System(), push.KeyFilter{AccountID: account})
+	if err != nil || len(keys.Items) == 0 {
 		t.Fatalf("keys of account %d: %v, %v", account, keys, err)
 	}
-	return keys[len(keys)-1].ID
+	return keys.Items[0].ID
 }
+
+// statusUpdate is the update that gives an account the status s.
+func statusUpdate(s push.AccountStatus) push.AccountUpdate { return push.AccountUpdate{Status: &s} }
 
 // TestAuthenticationCacheSeesChangesAtOnce: a key that authenticated is
 // remembered, yet a revocation or a suspension takes effect at the very
@@ -26,17 +29,17 @@ func keyID(t *testing.T, h *testkit.Herald, account int64) int64 {
 func TestAuthenticationCacheSeesChangesAtOnce(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "h.db")
 	h := testkit.New(t, testkit.WithDB(db))
-	f := h.Seed()
+	f := h.Seed(t)
 	// Another process on the same database (herald admin, another node).
 	other := testkit.New(t, testkit.WithDB(db), testkit.WithoutStart())
 
 	auth := func(key string) (push.Principal, error) {
 		t.Helper()
 		// Twice: the second comes from the cache.
-		if _, err := h.Engine.Authenticate(ctx, key); err != nil {
+		if _, err := h.Engine.Keys().Authenticate(ctx, key); err != nil {
 			return push.Principal{}, err
 		}
-		return h.Engine.Authenticate(ctx, key)
+		return h.Engine.Keys().Authenticate(ctx, key)
 	}
 	tests := []struct {
 		name   string
@@ -44,33 +47,33 @@ func TestAuthenticationCacheSeesChangesAtOnce(t *testing.T) {
 		change func(e *push.Engine, key int64) error
 		reason string // "": the key works after the change
 	}{
-		{"revoked by another process", other, func(e *push.Engine, key int64) error { _, err := e.RevokeAPIKey(ctx, key); return err }, "key_revoked"},
-		{"revoked by this engine", h, func(e *push.Engine, key int64) error { _, err := e.RevokeAPIKey(ctx, key); return err }, "key_revoked"},
+		{"revoked by another process", other, func(e *push.Engine, key int64) error { _, err := e.Keys().Revoke(ctx, push.System(), key); return err }, "key_revoked"},
+		{"revoked by this engine", h, func(e *push.Engine, key int64) error { _, err := e.Keys().Revoke(ctx, push.System(), key); return err }, "key_revoked"},
 		{"account suspended by another process", other, func(e *push.Engine, _ int64) error {
-			_, err := e.SetAccountStatus(ctx, f.Account.ID, push.AccountSuspended)
+			_, err := e.Accounts().Update(ctx, push.System(), f.Account.ID, statusUpdate(push.AccountSuspended))
 			return err
 		}, "account_suspended"},
 		{"account activated again by another process", other, func(e *push.Engine, _ int64) error {
-			_, err := e.SetAccountStatus(ctx, f.Account.ID, push.AccountActive)
+			_, err := e.Accounts().Update(ctx, push.System(), f.Account.ID, statusUpdate(push.AccountActive))
 			return err
 		}, ""},
 		{"account suspended by this engine", h, func(e *push.Engine, _ int64) error {
-			_, err := e.SetAccountStatus(ctx, f.Account.ID, push.AccountSuspended)
+			_, err := e.Accounts().Update(ctx, push.System(), f.Account.ID, statusUpdate(push.AccountSuspended))
 			return err
 		}, "account_suspended"},
 	}
 	for _, tt := range tests {
-		if _, err := other.Engine.SetAccountStatus(ctx, f.Account.ID, push.AccountActive); err != nil {
+		if _, err := other.Engine.Accounts().Update(ctx, push.System(), f.Account.ID, statusUpdate(push.AccountActive)); err != nil {
 			t.Fatal(err)
 		}
-		key := h.Key(f.Account.ID)
+		key := h.Key(t, f.Account.ID)
 		if p, err := auth(key); err != nil || p.AccountID != f.Account.ID {
 			t.Fatalf("%s: before the change: %+v, %v", tt.name, p, err)
 		}
 		if err := tt.change(tt.by.Engine, keyID(t, h, f.Account.ID)); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		_, err := h.Engine.Authenticate(ctx, key)
+		_, err := h.Engine.Keys().Authenticate(ctx, key)
 		switch {
 		case tt.reason == "" && err != nil:
 			t.Errorf("%s: the key is refused: %v", tt.name, err)
@@ -86,17 +89,17 @@ func TestAuthenticationCacheSeesChangesAtOnce(t *testing.T) {
 func TestAuthRecheckBoundsRevocation(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "h.db")
 	h := testkit.New(t, testkit.WithDB(db), testkit.WithEngineOptions(func(o *push.Options) { o.AuthRecheck = 300 * time.Millisecond }))
-	f := h.Seed()
+	f := h.Seed(t)
 	other := testkit.New(t, testkit.WithDB(db), testkit.WithoutStart())
-	if _, err := h.Engine.Authenticate(ctx, f.Key); err != nil {
+	if _, err := h.Engine.Keys().Authenticate(ctx, f.Key); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Engine.RevokeAPIKey(ctx, keyID(t, h, f.Account.ID)); err != nil {
+	if _, err := other.Engine.Keys().Revoke(ctx, push.System(), keyID(t, h, f.Account.ID)); err != nil {
 		t.Fatal(err)
 	}
 	revoked := time.Now()
 	for {
-		_, err := h.Engine.Authenticate(ctx, f.Key)
+		_, err := h.Engine.Keys().Authenticate(ctx, f.Key)
 		if push.ReasonOf(err) == "key_revoked" {
 			break
 		}
@@ -116,7 +119,7 @@ func TestAuthRecheckBoundsRevocation(t *testing.T) {
 // as it was; once the record's retention has passed, the key is new again.
 func TestReplayAnswers(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	first, err := send(t, h, f, "r1", "hello")
 	if err != nil || first.Jobs[0].State != push.StateSucceeded {
 		t.Fatalf("send: %+v, %v", first, err)
@@ -143,7 +146,7 @@ func TestReplayAnswers(t *testing.T) {
 	if res, err := send(t, h, f, "r2", "maybe"); err != nil || res.Jobs[0].State != push.StateUncertain {
 		t.Fatalf("replay of the uncertain send: %+v, %v", res, err)
 	}
-	if _, err := h.Engine.Resolve(ctx, unsure.Jobs[0].ID, push.StateSucceeded); err != nil {
+	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), unsure.Jobs[0].ID, push.StateSucceeded); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := send(t, h, f, "r2", "maybe"); err != nil || res.Jobs[0].State != push.StateSucceeded {
@@ -168,7 +171,7 @@ func TestReplayAnswers(t *testing.T) {
 func TestReplayWhenThePlanFails(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "h.db")
 	h := testkit.New(t, testkit.WithDB(db))
-	f := h.Seed()
+	f := h.Seed(t)
 	first, err := send(t, h, f, "plan-1", "hello")
 	if err != nil || first.Jobs[0].State != push.StateSucceeded {
 		t.Fatalf("send: %+v, %v", first, err)
@@ -182,7 +185,7 @@ func TestReplayWhenThePlanFails(t *testing.T) {
 	if _, err := send(t, other, f, "plan-2", "hello"); push.ReasonOf(err) != "platform_unavailable" {
 		t.Fatalf("a new key on a server without the platform: %v, want platform_unavailable", err)
 	}
-	if k, err := other.Engine.JobsByIdempotencyKey(ctx, f.Account.ID, "plan-2"); push.KindOf(err) != push.NotFound {
+	if k, err := other.Engine.Jobs().ByIdempotencyKey(ctx, push.AccountPrincipal(f.Account.ID), "plan-2"); push.KindOf(err) != push.NotFound {
 		t.Fatalf("the refused request left a record: %+v, %v", k, err)
 	}
 	if n := h.Telegram.Requests(); n != 1 {

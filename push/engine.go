@@ -78,6 +78,13 @@ type Engine struct {
 	handoff   handoff    // settled jobs for this process's waiting requests
 	replays   replayCache
 
+	accounts AccountService
+	keys     KeyService
+	bots     BotService
+	targets  TargetService
+	jobs     JobService
+	ledger   LedgerService
+
 	draining atomic.Bool
 	started  atomic.Bool
 	halted   chan struct{} // closed when Stop has stopped the workers: waits end at once
@@ -146,6 +153,7 @@ func New(opts Options) (*Engine, error) {
 	if e.opts.RetryBackoff <= 0 {
 		e.opts.RetryBackoff = time.Second
 	}
+	e.accounts, e.keys, e.bots, e.targets, e.jobs, e.ledger = AccountService{e}, KeyService{e}, BotService{e}, TargetService{e}, JobService{e}, LedgerService{e}
 	e.auth = newAuthCache(e.store, max(opts.AuthRecheck, 0))
 	e.catalog.init()
 	e.handoff.init()

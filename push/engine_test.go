@@ -24,12 +24,12 @@ func send(t testing.TB, h *testkit.Herald, f testkit.Fixture, key, content strin
 	if t != nil {
 		t.Helper()
 	}
-	return h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetID: f.Target.ID, Message: text(content), IdempotencyKey: key})
+	return h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: f.Bot.ID, TargetID: f.Target.ID, Message: text(content), IdempotencyKey: key})
 }
 
 func TestSendDelivers(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	res, err := send(t, h, f, "", "hello")
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestSendDelivers(t *testing.T) {
 func TestJobMoves(t *testing.T) {
 	h := testkit.New(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{Enabled: true}),
 		testkit.WithLimits(push.Limits{SyncWait: 10 * time.Millisecond}))
-	f := h.Seed()
+	f := h.Seed(t)
 	newJob := func() push.Job {
 		t.Helper()
 		res, err := send(t, h, f, "", "x")
@@ -86,35 +86,35 @@ func TestJobMoves(t *testing.T) {
 	// Cancel: queued → canceled; a second cancel and a cancel of a running
 	// job are refused with Conflict.
 	c := newJob()
-	got, err := h.Engine.Cancel(ctx, f.Account.ID, c.ID)
+	got, err := h.Engine.Jobs().Cancel(ctx, push.AccountPrincipal(f.Account.ID), c.ID)
 	if err != nil || got.State != push.StateCanceled {
 		t.Fatalf("Cancel = %v, %v", got.State, err)
 	}
 	for _, id := range []string{c.ID, j.ID} {
-		if _, err := h.Engine.Cancel(ctx, f.Account.ID, id); push.KindOf(err) != push.Conflict || push.ReasonOf(err) != "job_not_queued" {
+		if _, err := h.Engine.Jobs().Cancel(ctx, push.AccountPrincipal(f.Account.ID), id); push.KindOf(err) != push.Conflict || push.ReasonOf(err) != "job_not_queued" {
 			t.Errorf("Cancel(%s) = %v, want Conflict job_not_queued", id, err)
 		}
 	}
 	// Another account cannot cancel (or see) the job.
-	other := h.Account("other")
-	if _, err := h.Engine.Cancel(ctx, other.ID, newJob().ID); push.KindOf(err) != push.NotFound {
+	other := h.Account(t, "other")
+	if _, err := h.Engine.Jobs().Cancel(ctx, push.AccountPrincipal(other.ID), newJob().ID); push.KindOf(err) != push.NotFound {
 		t.Errorf("Cancel by another account = %v, want NotFound", err)
 	}
 
 	// Resolve: only uncertain jobs, only to succeeded or failed.
-	if _, err := h.Engine.Resolve(ctx, j.ID, push.StateSucceeded); push.KindOf(err) != push.Conflict {
+	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateSucceeded); push.KindOf(err) != push.Conflict {
 		t.Errorf("Resolve(running) = %v, want Conflict", err)
 	}
 	if err := move(j, push.StateRunning, push.StateUncertain); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Engine.Resolve(ctx, j.ID, push.StateCanceled); push.KindOf(err) != push.Invalid {
+	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateCanceled); push.KindOf(err) != push.Invalid {
 		t.Errorf("Resolve(uncertain, canceled) = %v, want Invalid", err)
 	}
-	if r, err := h.Engine.Resolve(ctx, j.ID, push.StateSucceeded); err != nil || r.State != push.StateSucceeded {
+	if r, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateSucceeded); err != nil || r.State != push.StateSucceeded {
 		t.Fatalf("Resolve(uncertain, succeeded) = %v, %v", r.State, err)
 	}
-	if _, err := h.Engine.Resolve(ctx, j.ID, push.StateFailed); push.KindOf(err) != push.Conflict {
+	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateFailed); push.KindOf(err) != push.Conflict {
 		t.Errorf("Resolve(succeeded) = %v, want Conflict", err)
 	}
 	// Final states accept no move at all, even from the store directly.
@@ -123,14 +123,14 @@ func TestJobMoves(t *testing.T) {
 			t.Errorf("move succeeded → %s = %v, want Conflict", to, err)
 		}
 	}
-	if got, _ := h.Engine.JobByID(ctx, j.ID); got.State != push.StateSucceeded {
+	if got, _ := h.Engine.Jobs().Get(ctx, push.System(), j.ID); got.State != push.StateSucceeded {
 		t.Fatalf("job %s after refused moves, want succeeded", got.State)
 	}
 }
 
 func TestIdempotentConcurrentSends(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
+	f := h.Seed(t)
 	const n = 200
 	ids := make([]string, n)
 	errs := make([]error, n)
@@ -155,21 +155,21 @@ func TestIdempotentConcurrentSends(t *testing.T) {
 			t.Fatalf("send %d got job %s, send 0 got %s", i, ids[i], ids[0])
 		}
 	}
-	h.WaitJob(ids[0], push.StateSucceeded, 5*time.Second)
+	h.WaitJob(t, ids[0], push.StateSucceeded, 5*time.Second)
 	if got := len(h.Telegram.Messages()); got != 1 {
 		t.Fatalf("platform received %d messages, want 1", got)
 	}
-	if got := h.Balance(f.Account.ID); got != 99 {
+	if got := h.Balance(t, f.Account.ID); got != 99 {
 		t.Fatalf("balance %d, want 99 (one charge)", got)
 	}
-	if got := h.CountJobs(); got != 1 {
+	if got := h.CountJobs(t); got != 1 {
 		t.Fatalf("%d jobs stored, want 1", got)
 	}
 }
 
 func TestIdempotencyConflicts(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	first, err := send(t, h, f, "k", "one")
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestIdempotencyConflicts(t *testing.T) {
 	if _, err := send(t, h, f, "k", "two"); push.KindOf(err) != push.Conflict || push.ReasonOf(err) != "idempotency_conflict" {
 		t.Fatalf("same key, other content = %v, want Conflict idempotency_conflict", err)
 	}
-	_, err = h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetIDs: []int64{f.Target.ID}, Message: text("one"), IdempotencyKey: "k"})
+	_, err = h.Engine.SendBatch(ctx, push.AccountPrincipal(f.Account.ID), push.BatchRequest{BotID: f.Bot.ID, TargetIDs: []int64{f.Target.ID}, Message: text("one"), IdempotencyKey: "k"})
 	if push.KindOf(err) != push.Conflict {
 		t.Fatalf("same key for a batch = %v, want Conflict", err)
 	}
@@ -186,10 +186,10 @@ func TestIdempotencyConflicts(t *testing.T) {
 		t.Fatalf("replay = %+v, %v; want job %s replayed", replay, err, first.Jobs[0].ID)
 	}
 	// The key is scoped to the account: another account may use it.
-	other := h.Account("other")
-	ob := h.TelegramBot(other.ID)
-	ot := h.Target(ob.ID, push.TargetUser, "")
-	res, err := h.Engine.Send(ctx, push.SendRequest{AccountID: other.ID, BotID: ob.ID, TargetID: ot.ID, Message: text("two"), IdempotencyKey: "k"})
+	other := h.Account(t, "other")
+	ob := h.TelegramBot(t, other.ID)
+	ot := h.Target(t, ob.ID, push.TargetUser, "")
+	res, err := h.Engine.Send(ctx, push.AccountPrincipal(other.ID), push.SendRequest{BotID: ob.ID, TargetID: ot.ID, Message: text("two"), IdempotencyKey: "k"})
 	if err != nil || res.Replayed {
 		t.Fatalf("another account's send with the same key = %+v, %v; want a new send", res, err)
 	}
@@ -200,8 +200,8 @@ func TestIdempotencyConflicts(t *testing.T) {
 
 func TestPointsExactUnderConcurrency(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
-	if _, err := h.Engine.SetPoints(ctx, f.Account.ID, 10); err != nil {
+	f := h.Seed(t)
+	if _, err := h.Engine.Ledger().SetBalance(ctx, push.System(), f.Account.ID, 10); err != nil {
 		t.Fatal(err)
 	}
 	var accepted, refused atomic.Int32
@@ -225,29 +225,29 @@ func TestPointsExactUnderConcurrency(t *testing.T) {
 	if accepted.Load() != 10 || refused.Load() != 20 {
 		t.Fatalf("accepted %d, refused %d; want 10 and 20", accepted.Load(), refused.Load())
 	}
-	if got := h.Balance(f.Account.ID); got != 0 {
+	if got := h.Balance(t, f.Account.ID); got != 0 {
 		t.Fatalf("balance %d, want 0", got)
 	}
-	if got := h.CountJobs(); got != 10 {
+	if got := h.CountJobs(t); got != 10 {
 		t.Fatalf("%d jobs stored, want 10", got)
 	}
 	// A batch the balance cannot pay for in whole is refused in whole.
-	if _, err := h.Engine.SetPoints(ctx, f.Account.ID, 1); err != nil {
+	if _, err := h.Engine.Ledger().SetBalance(ctx, push.System(), f.Account.ID, 1); err != nil {
 		t.Fatal(err)
 	}
-	t2 := h.Target(f.Bot.ID, push.TargetUser, "")
-	_, err := h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetIDs: []int64{f.Target.ID, t2.ID}, Message: text("b")})
+	t2 := h.Target(t, f.Bot.ID, push.TargetUser, "")
+	_, err := h.Engine.SendBatch(ctx, push.AccountPrincipal(f.Account.ID), push.BatchRequest{BotID: f.Bot.ID, TargetIDs: []int64{f.Target.ID, t2.ID}, Message: text("b")})
 	if push.ReasonOf(err) != "insufficient_points" {
 		t.Fatalf("batch of 2 with 1 point = %v, want insufficient_points", err)
 	}
-	if got := h.Balance(f.Account.ID); got != 1 {
+	if got := h.Balance(t, f.Account.ID); got != 1 {
 		t.Fatalf("balance %d after a refused batch, want 1", got)
 	}
 }
 
 func TestSlowPlatformAnswers202ThenSucceeds(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{SyncWait: 100 * time.Millisecond}))
-	f := h.Seed()
+	f := h.Seed(t)
 	h.Telegram.SetDelay(400 * time.Millisecond)
 	start := time.Now()
 	res, err := send(t, h, f, "", "slow")
@@ -260,12 +260,12 @@ func TestSlowPlatformAnswers202ThenSucceeds(t *testing.T) {
 	if !res.Pending() {
 		t.Fatalf("job %s after the sync wait, want pending", res.Jobs[0].State)
 	}
-	h.WaitJob(res.Jobs[0].ID, push.StateSucceeded, 5*time.Second)
+	h.WaitJob(t, res.Jobs[0].ID, push.StateSucceeded, 5*time.Second)
 }
 
 func TestDroppedConnectionIsUncertain(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
+	f := h.Seed(t)
 	h.Telegram.DropNext(1)
 	res, err := send(t, h, f, "", "maybe")
 	if err != nil {
@@ -279,14 +279,14 @@ func TestDroppedConnectionIsUncertain(t *testing.T) {
 	if got := h.Telegram.Requests(); got != 1 {
 		t.Fatalf("platform saw %d requests, want 1 (no resend)", got)
 	}
-	if got := h.Balance(f.Account.ID); got != 99 {
+	if got := h.Balance(t, f.Account.ID); got != 99 {
 		t.Fatalf("balance %d, want 99 (no refund for uncertain)", got)
 	}
 }
 
 func TestRetryableErrorIsRetried(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	h.Telegram.Fail(fake.TelegramFault{Status: 429, Description: "Too Many Requests: retry after 0", RetryAfter: 0})
 	res, err := send(t, h, f, "", "again")
 	if err != nil {
@@ -302,7 +302,7 @@ func TestRetryableErrorIsRetried(t *testing.T) {
 
 func TestDefinitiveFailure(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
+	f := h.Seed(t)
 	h.Telegram.Fail(fake.TelegramFault{Status: 403, Description: "Forbidden: bot was blocked by the user"})
 	res, err := send(t, h, f, "", "blocked")
 	if err != nil {
@@ -312,7 +312,7 @@ func TestDefinitiveFailure(t *testing.T) {
 	if j.State != push.StateFailed || j.Error != "telegram: Forbidden: bot was blocked by the user (code 403)" {
 		t.Fatalf("job = %s %q", j.State, j.Error)
 	}
-	if got := h.Balance(f.Account.ID); got != 99 {
+	if got := h.Balance(t, f.Account.ID); got != 99 {
 		t.Fatalf("balance %d, want 99: failed jobs are not refunded by default", got)
 	}
 }
@@ -320,12 +320,12 @@ func TestDefinitiveFailure(t *testing.T) {
 func TestCancelRefundsOnce(t *testing.T) {
 	h := testkit.New(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{Enabled: true}),
 		testkit.WithLimits(push.Limits{SyncWait: 10 * time.Millisecond}))
-	f := h.Seed()
+	f := h.Seed(t)
 	res, err := send(t, h, f, "", "cancel me")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := h.Balance(f.Account.ID); got != 99 {
+	if got := h.Balance(t, f.Account.ID); got != 99 {
 		t.Fatalf("balance %d after the send, want 99", got)
 	}
 	id := res.Jobs[0].ID
@@ -335,7 +335,7 @@ func TestCancelRefundsOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := h.Engine.Cancel(ctx, f.Account.ID, id); err == nil {
+			if _, err := h.Engine.Jobs().Cancel(ctx, push.AccountPrincipal(f.Account.ID), id); err == nil {
 				ok.Add(1)
 			}
 		}()
@@ -344,12 +344,12 @@ func TestCancelRefundsOnce(t *testing.T) {
 	if ok.Load() != 1 {
 		t.Fatalf("%d cancels succeeded, want 1", ok.Load())
 	}
-	if got := h.Balance(f.Account.ID); got != 100 {
+	if got := h.Balance(t, f.Account.ID); got != 100 {
 		t.Fatalf("balance %d after the cancel, want 100", got)
 	}
-	ledger, _ := h.Engine.Ledger(ctx, f.Account.ID)
+	ledger, _ := h.Engine.Ledger().List(ctx, push.System(), push.LedgerFilter{AccountID: f.Account.ID})
 	var refunds int
-	for _, e := range ledger {
+	for _, e := range ledger.Items {
 		if e.Kind == push.LedgerRefund {
 			refunds++
 		}
@@ -372,7 +372,7 @@ func TestCancelRefundsOnce(t *testing.T) {
 
 func TestBacklogExact(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{SyncWait: 50 * time.Millisecond, RatePerMinute: -1}))
-	f := h.Seed()
+	f := h.Seed(t)
 	h.Telegram.Block()
 	defer h.Telegram.Unblock()
 	var accepted, refused atomic.Int32
@@ -427,13 +427,13 @@ func TestBacklogExact(t *testing.T) {
 
 func TestBacklogTotalAcrossBots(t *testing.T) {
 	h := testkit.New(t, testkit.WithoutStart(), testkit.WithLimits(push.Limits{SyncWait: time.Millisecond, BacklogPerBot: 30, BacklogTotal: 50, RatePerMinute: -1}))
-	a := h.Account("a")
+	a := h.Account(t, "a")
 	var bots []push.Bot
 	var targets []push.Target
 	for i := 0; i < 3; i++ {
-		b := h.TelegramBot(a.ID)
+		b := h.TelegramBot(t, a.ID)
 		bots = append(bots, b)
-		targets = append(targets, h.Target(b.ID, push.TargetUser, ""))
+		targets = append(targets, h.Target(t, b.ID, push.TargetUser, ""))
 	}
 	var accepted atomic.Int32
 	var wg sync.WaitGroup
@@ -442,7 +442,7 @@ func TestBacklogTotalAcrossBots(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			b := i % 3
-			_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: a.ID, BotID: bots[b].ID, TargetID: targets[b].ID, Message: text(fmt.Sprint(i))})
+			_, err := h.Engine.Send(ctx, push.AccountPrincipal(a.ID), push.SendRequest{BotID: bots[b].ID, TargetID: targets[b].ID, Message: text(fmt.Sprint(i))})
 			if err == nil {
 				accepted.Add(1)
 			} else if push.ReasonOf(err) != "backlog_full" {
@@ -466,7 +466,7 @@ func TestRestartRecoversJobs(t *testing.T) {
 	tg := fake.NewTelegram(t)
 	first := testkit.New(t, testkit.WithDB(db), testkit.WithTelegram(tg), testkit.WithoutStart(),
 		testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}), testkit.WithPoints(push.Points{Enabled: true}))
-	f := first.Seed()
+	f := first.Seed(t)
 	var ids []string
 	for i := 0; i < 3; i++ {
 		res, err := send(t, first, f, "", fmt.Sprintf("m%d", i))
@@ -482,11 +482,11 @@ func TestRestartRecoversJobs(t *testing.T) {
 	first.Stop()
 
 	second := testkit.New(t, testkit.WithDB(db), testkit.WithTelegram(tg), testkit.WithPoints(push.Points{Enabled: true}))
-	if j := second.WaitJob(ids[0], push.StateUncertain, 5*time.Second); j.Error == "" {
+	if j := second.WaitJob(t, ids[0], push.StateUncertain, 5*time.Second); j.Error == "" {
 		t.Fatal("an orphaned job became uncertain without a reason")
 	}
-	second.WaitJob(ids[1], push.StateSucceeded, 5*time.Second)
-	second.WaitJob(ids[2], push.StateSucceeded, 5*time.Second)
+	second.WaitJob(t, ids[1], push.StateSucceeded, 5*time.Second)
+	second.WaitJob(t, ids[2], push.StateSucceeded, 5*time.Second)
 	var texts []string
 	for _, m := range tg.Messages() {
 		texts = append(texts, m.Text)
@@ -495,7 +495,7 @@ func TestRestartRecoversJobs(t *testing.T) {
 	if diff := cmp.Diff([]string{"m1", "m2"}, texts); diff != "" {
 		t.Fatalf("platform received (-want +got):\n%s", diff)
 	}
-	if got := second.Balance(f.Account.ID); got != 97 {
+	if got := second.Balance(t, f.Account.ID); got != 97 {
 		t.Fatalf("balance %d, want 97: uncertain jobs are not refunded", got)
 	}
 	if n, _ := second.Store.Backlog(ctx, 0); n != 0 {
@@ -506,7 +506,7 @@ func TestRestartRecoversJobs(t *testing.T) {
 func TestQueueWaitExpires(t *testing.T) {
 	h := testkit.New(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{Enabled: true}),
 		testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}))
-	f := h.Seed()
+	f := h.Seed(t)
 	swept, err := send(t, h, f, "", "late")
 	if err != nil {
 		t.Fatal(err)
@@ -519,7 +519,7 @@ func TestQueueWaitExpires(t *testing.T) {
 	if err := h.Engine.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if j, _ := h.Engine.JobByID(ctx, swept.Jobs[0].ID); j.State != push.StateQueued {
+	if j, _ := h.Engine.Jobs().Get(ctx, push.System(), swept.Jobs[0].ID); j.State != push.StateQueued {
 		t.Fatalf("job %s before the queue-wait limit, want queued", j.State)
 	}
 	h.Clock.Advance(2 * time.Minute)
@@ -531,12 +531,12 @@ func TestQueueWaitExpires(t *testing.T) {
 	if err := h.Engine.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h.WaitJob(dequeued.Jobs[0].ID, push.StateExpired, 5*time.Second)
+	h.WaitJob(t, dequeued.Jobs[0].ID, push.StateExpired, 5*time.Second)
 	if err := h.Engine.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h.WaitJob(swept.Jobs[0].ID, push.StateExpired, 5*time.Second)
-	if got := h.Balance(f.Account.ID); got != 100 {
+	h.WaitJob(t, swept.Jobs[0].ID, push.StateExpired, 5*time.Second)
+	if got := h.Balance(t, f.Account.ID); got != 100 {
 		t.Fatalf("balance %d, want 100: expired jobs are refunded", got)
 	}
 	if got := len(h.Telegram.Messages()); got != 0 {
@@ -546,7 +546,7 @@ func TestQueueWaitExpires(t *testing.T) {
 
 func TestIdempotencyRecordsExpireAfter30Days(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	if _, err := send(t, h, f, "old", "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -554,14 +554,14 @@ func TestIdempotencyRecordsExpireAfter30Days(t *testing.T) {
 	if err := h.Engine.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Engine.JobsByIdempotencyKey(ctx, f.Account.ID, "old"); err != nil {
+	if _, err := h.Engine.Jobs().ByIdempotencyKey(ctx, push.AccountPrincipal(f.Account.ID), "old"); err != nil {
 		t.Fatalf("record gone after 29 days: %v", err)
 	}
 	h.Clock.Advance(2 * 24 * time.Hour)
 	if err := h.Engine.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Engine.JobsByIdempotencyKey(ctx, f.Account.ID, "old"); push.KindOf(err) != push.NotFound {
+	if _, err := h.Engine.Jobs().ByIdempotencyKey(ctx, push.AccountPrincipal(f.Account.ID), "old"); push.KindOf(err) != push.NotFound {
 		t.Fatalf("record after 31 days: %v, want NotFound", err)
 	}
 	// The key can now be used again (a new message).
@@ -573,13 +573,13 @@ func TestIdempotencyRecordsExpireAfter30Days(t *testing.T) {
 
 func TestDrainRefusesSends(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	h.Engine.Drain()
 	_, err := send(t, h, f, "k", "x")
 	if push.KindOf(err) != push.Unavailable || push.RetryAfterOf(err) <= 0 {
 		t.Fatalf("send while draining = %v, want Unavailable with a retry hint", err)
 	}
-	if h.CountJobs() != 0 {
+	if h.CountJobs(t) != 0 {
 		t.Fatal("a refused send stored a job")
 	}
 }
@@ -590,7 +590,7 @@ func TestSyncWaitDefaultIsEightSeconds(t *testing.T) {
 	if got := h.Engine.Limits().SyncWait; got != 8*time.Second {
 		t.Fatalf("default sync wait %s, want 8s", got)
 	}
-	f := h.Seed()
+	f := h.Seed(t)
 	h.Telegram.SetDelay(9 * time.Second)
 	start := time.Now()
 	res, err := send(t, h, f, "", "eight")
@@ -601,7 +601,7 @@ func TestSyncWaitDefaultIsEightSeconds(t *testing.T) {
 	if !res.Pending() || el < 8*time.Second || el > 8700*time.Millisecond {
 		t.Fatalf("answered after %s with %s; want pending after 8s", el, res.Jobs[0].State)
 	}
-	h.WaitJob(res.Jobs[0].ID, push.StateSucceeded, 5*time.Second)
+	h.WaitJob(t, res.Jobs[0].ID, push.StateSucceeded, 5*time.Second)
 }
 
 // TestReconcileSettlesStaleJobsAndRecounts: in shared mode, a job running
@@ -612,7 +612,7 @@ func TestReconcileSettlesStaleJobsAndRecounts(t *testing.T) {
 	h := testkit.New(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{Enabled: true}),
 		testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}),
 		testkit.WithEngineOptions(func(o *push.Options) { o.Shared = true }))
-	f := h.Seed()
+	f := h.Seed(t)
 	var ids []string
 	for i := 0; i < 2; i++ {
 		res, err := send(t, h, f, "", fmt.Sprintf("m%d", i))
@@ -635,7 +635,7 @@ func TestReconcileSettlesStaleJobsAndRecounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if j, _ := h.Engine.JobByID(ctx, id); j.State != push.StateRunning {
+		if j, _ := h.Engine.Jobs().Get(ctx, push.System(), id); j.State != push.StateRunning {
 			t.Fatalf("job %s is %s after 2m29s at most, want still running", id, j.State)
 		}
 	}
@@ -643,13 +643,13 @@ func TestReconcileSettlesStaleJobsAndRecounts(t *testing.T) {
 	if err := h.Engine.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if j, _ := h.Engine.JobByID(ctx, ids[0]); j.State != push.StateUncertain || j.Error == "" {
+	if j, _ := h.Engine.Jobs().Get(ctx, push.System(), ids[0]); j.State != push.StateUncertain || j.Error == "" {
 		t.Fatalf("stale job: %s %q, want uncertain with a reason", j.State, j.Error)
 	}
-	if j, _ := h.Engine.JobByID(ctx, ids[1]); j.State != push.StateRunning {
+	if j, _ := h.Engine.Jobs().Get(ctx, push.System(), ids[1]); j.State != push.StateRunning {
 		t.Fatalf("live job: %s, want running", j.State)
 	}
-	if got := h.Balance(f.Account.ID); got != 98 {
+	if got := h.Balance(t, f.Account.ID); got != 98 {
 		t.Fatalf("balance %d, want 98: uncertain jobs are not refunded", got)
 	}
 	if n, _ := h.Store.Backlog(ctx, f.Bot.ID); n != 1 {

@@ -52,14 +52,73 @@ func (k Kind) String() string {
 }
 
 // Error is the one error type of the engine. Message is written for the
-// caller: it says what is wrong and what to do. Reason is a stable snake_case
-// identifier such as "insufficient_points" that programs can match on.
+// caller in the engine's words: it says what is wrong and what to do, and
+// names the input it is about by its Field (never by a JSON field, a
+// header or a route, which are a front end's to word). Reason is a stable
+// snake_case identifier such as "insufficient_points" that programs can
+// match on. Field, Value and Limit are the facts behind the message, for
+// front ends that word it their own way.
 type Error struct {
-	Kind       Kind
-	Reason     string
-	Message    string
+	Kind    Kind
+	Reason  string
+	Message string
+	// Field is the input the error is about, if one is: its name appears
+	// in Message as written (e.g. "the message type 3 is not supported").
+	Field Field
+	// Value is the value given for Field, shortened, when it is quoted.
+	Value string
+	// Limit is the bound Field passed, when the error is about a limit.
+	Limit      int64
 	RetryAfter time.Duration // for TooMany and Unavailable: when to try again
 	Err        error         // the underlying cause, if any; never shown to API callers
+}
+
+// Field names an input of the engine's verbs in Error.Field. Its value is
+// the engine's word for it, as it appears in messages; a front end that
+// calls the input otherwise (a JSON field, a header) replaces that word.
+type Field string
+
+// The inputs errors name.
+const (
+	FieldBot            Field = "bot id"
+	FieldTarget         Field = "target id"
+	FieldTargets        Field = "target list"
+	FieldGroups         Field = "bot groups"
+	FieldTargetType     Field = "target type"
+	FieldMsgType        Field = "message type"
+	FieldContent        Field = "content"
+	FieldImageURL       Field = "image URL"
+	FieldIdempotencyKey Field = "idempotency key"
+	FieldAPIKey         Field = "API key"
+	FieldJob            Field = "job id"
+	FieldName           Field = "name"
+	FieldAddress        Field = "address"
+	FieldConfig         Field = "config"
+	FieldCursor         Field = "cursor"
+	FieldLimit          Field = "limit"
+)
+
+// FieldOf returns the field of the first *Error in err's chain, or "".
+func FieldOf(err error) Field {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Field
+	}
+	return ""
+}
+
+// fieldErrorf builds an Invalid error about field f, with a formatted
+// message that names f.
+func fieldErrorf(f Field, reason, format string, args ...any) *Error {
+	e := Errorf(Invalid, reason, format, args...)
+	e.Field = f
+	return e
+}
+
+// with sets the value given and the limit passed.
+func (e *Error) with(value string, limit int64) *Error {
+	e.Value, e.Limit = value, limit
+	return e
 }
 
 // Error implements the error interface.

@@ -15,8 +15,8 @@ import (
 // answers it canceled with its point returned.
 func TestCanceledWhileItsRequestWaitsIsNotSent(t *testing.T) {
 	h := testkit.New(t, testkit.WithWorkers(1), testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
-	t2 := h.Target(f.Bot.ID, push.TargetUser, "")
+	f := h.Seed(t)
+	t2 := h.Target(t, f.Bot.ID, push.TargetUser, "")
 	h.Telegram.Block()
 	defer h.Telegram.Unblock()
 	type answer struct {
@@ -30,7 +30,7 @@ func TestCanceledWhileItsRequestWaitsIsNotSent(t *testing.T) {
 	}()
 	waitUntil(t, "the only worker is busy", func() bool { return h.Telegram.Requests() == 1 })
 	go func() {
-		res, err := h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: f.Account.ID, BotID: f.Bot.ID,
+		res, err := h.Engine.SendBatch(ctx, push.AccountPrincipal(f.Account.ID), push.BatchRequest{BotID: f.Bot.ID,
 			TargetIDs: []int64{f.Target.ID, t2.ID}, Message: text("batch")})
 		batch <- answer{res, err}
 	}()
@@ -47,7 +47,7 @@ func TestCanceledWhileItsRequestWaitsIsNotSent(t *testing.T) {
 	if queued[1].TargetID == f.Target.ID {
 		canceled = queued[1].ID
 	}
-	if _, err := h.Engine.Cancel(ctx, f.Account.ID, canceled); err != nil {
+	if _, err := h.Engine.Jobs().Cancel(ctx, push.AccountPrincipal(f.Account.ID), canceled); err != nil {
 		t.Fatal(err)
 	}
 	h.Telegram.Unblock()
@@ -73,7 +73,7 @@ func TestCanceledWhileItsRequestWaitsIsNotSent(t *testing.T) {
 	if diff := cmp.Diff([]string{f.Target.Address + " first", t2.Address + " batch"}, sent); diff != "" {
 		t.Fatalf("platform received (-want +got):\n%s", diff)
 	}
-	if got := h.Balance(f.Account.ID); got != 98 {
+	if got := h.Balance(t, f.Account.ID); got != 98 {
 		t.Fatalf("balance %d, want 98: three jobs charged, the canceled one returned", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // MaxIdempotencyKey is the longest Idempotency-Key accepted.
@@ -34,21 +35,22 @@ type IdempotencyRecord struct {
 	CreatedAt   time.Time
 }
 
-// ValidateIdempotencyKey checks a client's Idempotency-Key: 1 to 100
+// ValidateIdempotencyKey checks a client's idempotency key: 1 to 100
 // characters, each a letter, digit, underscore, colon or hyphen.
 func ValidateIdempotencyKey(key string) error {
 	if key == "" {
-		return Errorf(Invalid, "invalid_idempotency_key", "the Idempotency-Key is empty: send 1 to %d characters of letters, digits, '_', ':' or '-', or leave the header out", MaxIdempotencyKey)
+		return fieldErrorf(FieldIdempotencyKey, "invalid_idempotency_key", "the idempotency key is empty: give 1 to %d characters of letters, digits, '_', ':' or '-', or leave it out", MaxIdempotencyKey).with("", MaxIdempotencyKey)
 	}
-	if len(key) > MaxIdempotencyKey {
-		return Errorf(Invalid, "invalid_idempotency_key", "the Idempotency-Key is %d characters long; the limit is %d", len(key), MaxIdempotencyKey)
+	if n := utf8.RuneCountInString(key); n > MaxIdempotencyKey {
+		return fieldErrorf(FieldIdempotencyKey, "invalid_idempotency_key", "the idempotency key is %d characters long; the limit is %d", n, MaxIdempotencyKey).with(truncate(key, 40), MaxIdempotencyKey)
 	}
-	for i := 0; i < len(key); i++ {
-		c := key[i]
+	pos := 0
+	for _, c := range key {
+		pos++
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == ':' || c == '-' {
 			continue
 		}
-		return Errorf(Invalid, "invalid_idempotency_key", "the Idempotency-Key has the character %q at position %d: use only letters, digits, '_', ':' and '-'", rune(c), i+1)
+		return fieldErrorf(FieldIdempotencyKey, "invalid_idempotency_key", "the idempotency key has the character %q at position %d: use only letters, digits, '_', ':' and '-'", c, pos).with(truncate(key, 40), MaxIdempotencyKey)
 	}
 	return nil
 }

@@ -5,36 +5,31 @@ import (
 	"time"
 )
 
-// Job returns one of the account's jobs. A job of another account is
-// NotFound, as if it did not exist.
-func (e *Engine) Job(ctx context.Context, accountID int64, id string) (Job, error) {
-	j, err := e.JobByID(ctx, id)
-	if err != nil {
-		return Job{}, err
-	}
-	if j.AccountID != accountID {
-		return Job{}, jobNotFound(id)
-	}
-	return j, nil
-}
+// JobService holds the verbs on jobs: reading, canceling and resolving
+// them. Get it from Engine.Jobs.
+type JobService struct{ e *Engine }
 
-// JobByID returns any job, whatever its account (for operators).
-func (e *Engine) JobByID(ctx context.Context, id string) (Job, error) {
+// Jobs returns the verbs on jobs.
+func (e *Engine) Jobs() *JobService { return &e.jobs }
+
+// Get returns a job of an account the principal sees. A job of another
+// account is NotFound, as if it did not exist.
+func (s *JobService) Get(ctx context.Context, p Principal, id string) (Job, error) {
 	if !ValidJobID(id) {
-		return Job{}, Errorf(Invalid, "invalid_job_id", "%q is not a job id: give the jobId (a UUID) from a send response", truncate(id, 40))
+		return Job{}, fieldErrorf(FieldJob, "invalid_job_id", "%q is not a job id: give the job id (a UUID) that the send returned", truncate(id, 40)).with(truncate(id, 40), 0)
 	}
-	j, err := e.store.Job(ctx, id)
-	if IsKind(err, NotFound) {
+	j, err := s.e.store.Job(ctx, id)
+	if IsKind(err, NotFound) || err == nil && !p.sees(j.AccountID) {
 		return Job{}, jobNotFound(id)
 	}
 	return j, err
 }
 
 func jobNotFound(id string) error {
-	return Errorf(NotFound, "job_not_found", "job %s does not exist in your account: check the jobId", id)
+	return Errorf(NotFound, "job_not_found", "job %s does not exist in your account: check the job id", id)
 }
 
-// Keyed is what an Idempotency-Key stands for: the kind of request it was
+// Keyed is what an idempotency key stands for: the kind of request it was
 // used for and that request's jobs.
 type Keyed struct {
 	Key       string
@@ -43,44 +38,49 @@ type Keyed struct {
 	CreatedAt time.Time
 }
 
-// JobsByIdempotencyKey returns the request that the account made with an
-// Idempotency-Key, or NotFound when there is none (never used, or older
-// than the retention).
-func (e *Engine) JobsByIdempotencyKey(ctx context.Context, accountID int64, key string) (Keyed, error) {
+// ByIdempotencyKey returns the request that the principal's account made
+// with an idempotency key, or NotFound when there is none (never used, or
+// older than the retention).
+func (s *JobService) ByIdempotencyKey(ctx context.Context, p Principal, key string) (Keyed, error) {
 	if err := ValidateIdempotencyKey(key); err != nil {
 		return Keyed{}, err
 	}
-	rec, err := e.store.Idempotency(ctx, accountID, key)
+	rec, err := s.e.store.Idempotency(ctx, p.AccountID, key)
 	if err != nil {
 		return Keyed{}, err
 	}
-	jobs, err := e.store.Jobs(ctx, rec.JobIDs)
+	jobs, err := s.e.store.Jobs(ctx, rec.JobIDs)
 	if err != nil {
 		return Keyed{}, err
 	}
 	return Keyed{Key: rec.Key, Kind: rec.Kind, Jobs: jobs, CreatedAt: rec.CreatedAt}, nil
 }
 
-// Cancel cancels one of the account's queued jobs and returns its points.
-// A job that is no longer queued is a Conflict.
-func (e *Engine) Cancel(ctx context.Context, accountID int64, id string) (Job, error) {
-	if _, err := e.Job(ctx, accountID, id); err != nil {
+// Cancel cancels a queued job of an account the principal sees and
+// returns its points. A job that is no longer queued is a Conflict.
+func (s *JobService) Cancel(ctx context.Context, p Principal, id string) (Job, error) {
+	if _, err := s.Get(ctx, p, id); err != nil {
 		return Job{}, err
 	}
-	return e.move(ctx, id, StateQueued, StateCanceled, "canceled by the caller", "job_not_queued",
+	return s.e.move(ctx, id, StateQueued, StateCanceled, "canceled by the caller", "job_not_queued",
 		"job %s is %s and can no longer be canceled: only queued jobs can be")
 }
 
-// Resolve settles an uncertain job as succeeded or failed, after a person
-// or a check has verified what the platform received.
-func (e *Engine) Resolve(ctx context.Context, id string, outcome State) (Job, error) {
+// Resolve settles an uncertain job of an account the principal sees as
+// succeeded or failed, after a person or a check has verified what the
+// platform received.
+func (s *JobService) Resolve(ctx context.Context, p Principal, id string, outcome State) (Job, error) {
 	if outcome != StateSucceeded && outcome != StateFailed {
-		return Job{}, Errorf(Invalid, "invalid_outcome", "an uncertain job can be resolved as succeeded or failed, not %q", outcome)
+		return Job{}, Errorf(Invalid, "invalid_outcome", "an uncertain job can be resolved as succeeded or failed, not %q", truncate(string(outcome), 40))
 	}
-	if _, err := e.JobByID(ctx, id); err != nil {
+	if _, err := s.Get(ctx, p, id); err != nil {
 		return Job{}, err
 	}
-	return e.move(ctx, id, StateUncertain, outcome, "resolved by an operator", "job_not_uncertain",
+	note := "resolved by an operator"
+	if !p.Operator() {
+		note = "resolved by the account"
+	}
+	return s.e.move(ctx, id, StateUncertain, outcome, note, "job_not_uncertain",
 		"job %s is %s: only uncertain jobs can be resolved")
 }
 

@@ -2,6 +2,7 @@ package push
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -55,34 +56,34 @@ func (m Message) normalize() Message {
 // validate checks m against the limits. It expects a normalized message.
 func (m Message) validate(l Limits) error {
 	if !m.Type.Valid() {
-		return Errorf(Invalid, "invalid_msg_type", "msgType %d is not supported: use 0 (text), 2 (Markdown) or 7 (image)", int(m.Type))
+		return fieldErrorf(FieldMsgType, "invalid_msg_type", "message type %d is not supported: use 0 (text), 2 (Markdown) or 7 (image)", int(m.Type)).with(strconv.Itoa(int(m.Type)), 0)
 	}
 	if m.Type == MsgTypeImage {
 		if m.ImageURL == "" {
-			return Errorf(Invalid, "missing_image_url", "msgType 7 (image) needs imageUrl: give the URL of the image to send")
+			return fieldErrorf(FieldImageURL, "missing_image_url", "an image message (type 7) needs an image URL: give the URL of the image to send")
 		}
 		if err := validateImageURL(m.ImageURL); err != nil {
 			return err
 		}
 	} else if strings.TrimSpace(m.Content) == "" {
-		return Errorf(Invalid, "empty_message", "the message is empty: give content, or imageUrl for an image")
+		return fieldErrorf(FieldContent, "empty_message", "the message is empty: give content, or an image URL for an image")
 	}
 	if !utf8.ValidString(m.Content) {
-		return Errorf(Invalid, "invalid_content", "content is not valid UTF-8")
+		return fieldErrorf(FieldContent, "invalid_content", "content is not valid UTF-8")
 	}
 	if n := utf8.RuneCountInString(m.Content); n > l.MaxContent {
-		return Errorf(Invalid, "content_too_long", "content is %d characters long; the limit is %d: shorten it or split it into several messages", n, l.MaxContent)
+		return fieldErrorf(FieldContent, "content_too_long", "content is %d characters long; the limit is %d: shorten it or split it into several messages", n, l.MaxContent).with(strconv.Itoa(n), int64(l.MaxContent))
 	}
 	return nil
 }
 
 func validateImageURL(raw string) error {
 	if len(raw) > maxImageURL {
-		return Errorf(Invalid, "invalid_image_url", "imageUrl is %d bytes long; the limit is %d", len(raw), maxImageURL)
+		return fieldErrorf(FieldImageURL, "invalid_image_url", "the image URL is %d bytes long; the limit is %d", len(raw), maxImageURL).with(strconv.Itoa(len(raw)), maxImageURL)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Errorf(Invalid, "invalid_image_url", "imageUrl %q is not an absolute http or https URL", truncate(raw, 80))
+		return fieldErrorf(FieldImageURL, "invalid_image_url", "the image URL %q is not an absolute http or https URL", truncate(raw, 80)).with(truncate(raw, 80), 0)
 	}
 	return nil
 }

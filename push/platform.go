@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -142,4 +143,20 @@ func AsSendError(err error) *SendError {
 		return se
 	}
 	return &SendError{Outcome: OutcomeUncertain, Message: err.Error(), Err: err}
+}
+
+// PlatformNames lists the platforms this engine can send on.
+func (e *Engine) PlatformNames() []string {
+	names := make([]string, 0, len(e.platforms))
+	for n := range e.platforms {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Platform returns a platform by name.
+func (e *Engine) Platform(name string) (Platform, bool) {
+	p, ok := e.platforms[name]
+	return p, ok
 }

@@ -3,14 +3,13 @@ package push
 import (
 	"context"
 	"fmt"
-	"strings"
+	"strconv"
 	"time"
 )
 
 // SendRequest is one message to one target (the single-send endpoints).
 type SendRequest struct {
-	AccountID int64
-	BotID     int64
+	BotID int64
 	// TargetID is the bound target; 0 for platforms without targets.
 	TargetID int64
 	// TargetType, when set, must be the bound target's type.
@@ -22,7 +21,6 @@ type SendRequest struct {
 
 // BatchRequest is one message to several targets of one bot.
 type BatchRequest struct {
-	AccountID      int64
 	BotID          int64
 	TargetIDs      []int64
 	Message        Message
@@ -37,7 +35,6 @@ type Group struct {
 
 // MultiRequest is one message to targets of several bots.
 type MultiRequest struct {
-	AccountID      int64
 	Groups         []Group
 	Message        Message
 	IdempotencyKey string
@@ -48,7 +45,7 @@ type MultiRequest struct {
 type Result struct {
 	Jobs []Job
 	// Replayed is true when the request repeated an earlier one with the
-	// same Idempotency-Key: nothing new was queued or charged.
+	// same idempotency key: nothing new was queued or charged.
 	Replayed bool
 }
 
@@ -64,17 +61,21 @@ func (r Result) Pending() bool {
 
 // Send submits one message to one target and waits up to the synchronous
 // wait (Limits.SyncWait, or until ctx ends) for it to be sent.
-func (e *Engine) Send(ctx context.Context, r SendRequest) (Result, error) {
+//
+// The sends are made in the principal's account, whose bots they must
+// name; an operator's (such as System's) are made in the account of the
+// bots named, which must be one account. Idempotency keys are the
+// account's.
+func (e *Engine) Send(ctx context.Context, p Principal, r SendRequest) (Result, error) {
 	if r.TargetID < 0 {
 		// Any target is wrong for a bot without targets: say so rather
 		// than that the id is malformed.
-		if err := e.RefuseTargets(ctx, r.AccountID, r.BotID, RequestKindSingle); err != nil {
+		if err := e.RefuseTargets(ctx, p, r.BotID, RequestKindSingle); err != nil {
 			return Result{}, err
 		}
 	}
-	return e.submit(ctx, submission{
+	return e.submit(ctx, p, submission{
 		kind:       RequestKindSingle,
-		accountID:  r.AccountID,
 		dests:      []destination{{BotID: r.BotID, TargetID: r.TargetID}},
 		targetType: r.TargetType,
 		msg:        r.Message,
@@ -84,44 +85,45 @@ func (e *Engine) Send(ctx context.Context, r SendRequest) (Result, error) {
 
 // SendBatch submits one message to up to Limits.MaxTargets targets of one
 // bot and waits up to the synchronous wait in total.
-func (e *Engine) SendBatch(ctx context.Context, r BatchRequest) (Result, error) {
-	if err := e.RefuseTargets(ctx, r.AccountID, r.BotID, RequestKindBatch); err != nil {
+func (e *Engine) SendBatch(ctx context.Context, p Principal, r BatchRequest) (Result, error) {
+	if err := e.RefuseTargets(ctx, p, r.BotID, RequestKindBatch); err != nil {
 		return Result{}, err
 	}
 	if len(r.TargetIDs) == 0 {
-		return Result{}, Errorf(Invalid, "missing_targets", "target_ids is empty: give at least one target id")
+		return Result{}, fieldErrorf(FieldTargets, "missing_targets", "the target list is empty: give at least one target id")
 	}
 	dests := make([]destination, len(r.TargetIDs))
 	for i, t := range r.TargetIDs {
 		dests[i] = destination{BotID: r.BotID, TargetID: t}
 	}
-	return e.submit(ctx, submission{kind: RequestKindBatch, accountID: r.AccountID, dests: dests, msg: r.Message, key: r.IdempotencyKey})
+	return e.submit(ctx, p, submission{kind: RequestKindBatch, dests: dests, msg: r.Message, key: r.IdempotencyKey})
 }
 
 // SendMulti submits one message to targets of several bots, at most
 // Limits.MaxTargets in all, and waits up to the synchronous wait in total.
-func (e *Engine) SendMulti(ctx context.Context, r MultiRequest) (Result, error) {
+func (e *Engine) SendMulti(ctx context.Context, p Principal, r MultiRequest) (Result, error) {
 	if len(r.Groups) == 0 {
-		return Result{}, Errorf(Invalid, "missing_bots", "bots is empty: give at least one group of a botId and its targets")
+		return Result{}, fieldErrorf(FieldGroups, "missing_bots", "no bot groups were given: give at least one bot with its targets")
 	}
 	var dests []destination
 	for i, g := range r.Groups {
-		if err := e.RefuseTargets(ctx, r.AccountID, g.BotID, RequestKindMulti); err != nil {
+		if err := e.RefuseTargets(ctx, p, g.BotID, RequestKindMulti); err != nil {
 			return Result{}, err
 		}
 		if len(g.TargetIDs) == 0 {
-			return Result{}, Errorf(Invalid, "missing_targets", "bots[%d] (bot %d) has no targets: give a non-empty targets list", i, g.BotID)
+			return Result{}, fieldErrorf(FieldTargets, "missing_targets", "group %d (bot %d) has an empty target list: give at least one target id", i, g.BotID)
 		}
 		for _, t := range g.TargetIDs {
 			dests = append(dests, destination{BotID: g.BotID, TargetID: t})
 		}
 	}
-	return e.submit(ctx, submission{kind: RequestKindMulti, accountID: r.AccountID, dests: dests, msg: r.Message, key: r.IdempotencyKey})
+	return e.submit(ctx, p, submission{kind: RequestKindMulti, dests: dests, msg: r.Message, key: r.IdempotencyKey})
 }
 
 type submission struct {
 	kind       RequestKind
 	accountID  int64
+	operator   bool // the account is the bots' (an operator sends)
 	dests      []destination
 	targetType TargetType
 	msg        Message // as given; fingerprinted before normalization
@@ -137,10 +139,11 @@ func (e *Engine) validate(s *submission) error {
 		}
 	}
 	if s.targetType != "" && !s.targetType.Valid() {
-		return Errorf(Invalid, "invalid_target_type", "targetType %q is not supported: use \"user\" or \"group\", or leave it out", truncate(string(s.targetType), 40))
+		v := truncate(string(s.targetType), 40)
+		return fieldErrorf(FieldTargetType, "invalid_target_type", "target type %q is not supported: use \"user\" or \"group\", or leave it out", v).with(v, 0)
 	}
 	if len(s.dests) > e.limits.MaxTargets {
-		return Errorf(Invalid, "too_many_targets", "the request names %d targets; the limit is %d: split it into several requests", len(s.dests), e.limits.MaxTargets)
+		return fieldErrorf(FieldTargets, "too_many_targets", "the request names %d targets; the limit is %d: split it into several requests", len(s.dests), e.limits.MaxTargets).with(strconv.Itoa(len(s.dests)), int64(e.limits.MaxTargets))
 	}
 	if err := s.msg.normalize().validate(e.limits); err != nil {
 		return err
@@ -148,25 +151,28 @@ func (e *Engine) validate(s *submission) error {
 	seen := make(map[destination]bool, len(s.dests))
 	for _, d := range s.dests {
 		if d.BotID <= 0 {
-			return Errorf(Invalid, "invalid_bot_id", "bot id %d is not valid: give the positive id of one of your bots", d.BotID)
+			return fieldErrorf(FieldBot, "invalid_bot_id", "bot id %d is not valid: give the positive id of one of your bots", d.BotID).with(strconv.FormatInt(d.BotID, 10), 0)
 		}
 		if d.TargetID < 0 {
-			return Errorf(Invalid, "invalid_target_id", "target id %d is not valid: give the positive id of a bound target", d.TargetID)
+			return fieldErrorf(FieldTarget, "invalid_target_id", "target id %d is not valid: give the positive id of a bound target", d.TargetID).with(strconv.FormatInt(d.TargetID, 10), 0)
 		}
 		if seen[d] && d.TargetID != 0 {
-			return Errorf(Invalid, "duplicate_target", "target %d of bot %d appears more than once: list each target once", d.TargetID, d.BotID)
+			return fieldErrorf(FieldTargets, "duplicate_target", "target %d of bot %d appears more than once: list each target once", d.TargetID, d.BotID).with(strconv.FormatInt(d.TargetID, 10), 0)
 		}
 		seen[d] = true
 	}
 	return nil
 }
 
-func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
+func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result, error) {
 	if e.draining.Load() {
 		return Result{}, &Error{Kind: Unavailable, Reason: "draining", RetryAfter: 5 * time.Second,
-			Message: "the service is restarting: resubmit later with the same Idempotency-Key and the same message"}
+			Message: "the service is restarting: resubmit later with the same idempotency key and the same message"}
 	}
 	if err := e.validate(&s); err != nil {
+		return Result{}, err
+	}
+	if err := e.account(ctx, p, &s); err != nil {
 		return Result{}, err
 	}
 	fp := fingerprint(s.kind, s.dests, s.targetType, s.msg)
@@ -234,6 +240,28 @@ func (e *Engine) submit(ctx context.Context, s submission) (Result, error) {
 	return Result{Jobs: out}, err
 }
 
+// account decides the account the request is made in: a member's own, or
+// for an operator the account of the first bot (plan checks that every bot
+// is of it).
+func (e *Engine) account(ctx context.Context, p Principal, s *submission) error {
+	if !p.Operator() {
+		if p.AccountID <= 0 {
+			return Errorf(Forbidden, "no_account", "the principal acts for no account: sends are made in an account")
+		}
+		s.accountID = p.AccountID
+		return nil
+	}
+	b, err := e.catalog.bot(ctx, e.store, s.dests[0].BotID)
+	if IsKind(err, NotFound) {
+		return botNotFound(s.dests[0].BotID)
+	}
+	if err != nil {
+		return err
+	}
+	s.accountID, s.operator = b.AccountID, true
+	return nil
+}
+
 // subscribe asks for the completion notices of the jobs and for their
 // settled rows from this process's workers, and offers the workers the
 // jobs as created (planned, when this request created them).
@@ -260,8 +288,14 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			if err != nil && !IsKind(err, NotFound) {
 				return nil, err
 			}
-			if err != nil || b.AccountID != s.accountID {
-				return nil, Errorf(NotFound, "bot_not_found", "bot %d does not exist in your account: check the bot id", d.BotID)
+			if err != nil {
+				return nil, botNotFound(d.BotID)
+			}
+			if b.AccountID != s.accountID {
+				if s.operator {
+					return nil, fieldErrorf(FieldBot, "bots_of_several_accounts", "bot %d is of another account than bot %d: send from one account at a time", b.ID, s.dests[0].BotID)
+				}
+				return nil, botNotFound(d.BotID)
 			}
 			bot, bots[d.BotID] = b, b
 		}
@@ -277,18 +311,20 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			}
 		} else {
 			if d.TargetID == 0 {
-				return nil, Errorf(Invalid, "missing_target", "bot %d is on %s and needs a target: give the id of a target bound to the bot", bot.ID, bot.Platform)
+				return nil, fieldErrorf(FieldTarget, "missing_target", "bot %d is on %s and needs a target: give the id of a target bound to the bot", bot.ID, bot.Platform)
 			}
 			t, err := e.catalog.target(ctx, e.store, d.TargetID)
 			if err != nil && !IsKind(err, NotFound) {
 				return nil, err
 			}
 			if err != nil || t.BotID != bot.ID {
-				return nil, Errorf(NotFound, "target_not_found", "target %d is not bound to bot %d: bind it first, or check the id", d.TargetID, bot.ID)
+				nf := Errorf(NotFound, "target_not_found", "target %d is not bound to bot %d: bind it first, or check the target id", d.TargetID, bot.ID)
+				nf.Field = FieldTarget
+				return nil, nf
 			}
 			tt = t.Type
 			if s.targetType != "" && s.targetType != t.Type {
-				return nil, Errorf(Invalid, "target_type_mismatch", "target %d is bound as a %s; targetType %q does not match: leave targetType out or send %q", t.ID, t.Type, s.targetType, t.Type)
+				return nil, fieldErrorf(FieldTargetType, "target_type_mismatch", "target %d is bound as a %s; the target type %q does not match: leave the target type out or give %q", t.ID, t.Type, s.targetType, t.Type).with(string(s.targetType), 0)
 			}
 		}
 		if err := validateMessageFor(p, bot, msg, tt); err != nil {
@@ -336,9 +372,9 @@ func validateMessageFor(p Platform, bot Bot, msg Message, tt TargetType) error {
 // batch sends cannot address such a bot at all.
 func targetlessRefusal(kind RequestKind, bot Bot) error {
 	if kind != RequestKindSingle {
-		return Errorf(Invalid, "use_single_send", "bot %d is on %s, which has no targets: send to it with a single send (/openapi/v1/push/private or /openapi/send) without a target", bot.ID, bot.Platform)
+		return fieldErrorf(FieldTargets, "use_single_send", "bot %d is on %s, which has no targets: send to it with a single send without a target", bot.ID, bot.Platform)
 	}
-	return Errorf(Invalid, "platform_has_no_targets", "bot %d is on %s, which has no targets: leave the target out", bot.ID, bot.Platform)
+	return fieldErrorf(FieldTarget, "platform_has_no_targets", "bot %d is on %s, which has no targets: leave the target out", bot.ID, bot.Platform)
 }
 
 // RefuseTargets returns the refusal that a request of the given kind naming
@@ -347,13 +383,13 @@ func targetlessRefusal(kind RequestKind, bot Bot) error {
 // bot: the send itself then answers 404). Front ends call it before they
 // refuse a target they cannot read, or a missing target list, so that the
 // caller learns that the platform takes no targets at all.
-func (e *Engine) RefuseTargets(ctx context.Context, accountID, botID int64, kind RequestKind) error {
+func (e *Engine) RefuseTargets(ctx context.Context, p Principal, botID int64, kind RequestKind) error {
 	b, err := e.catalog.bot(ctx, e.store, botID)
-	if err != nil || b.AccountID != accountID {
+	if err != nil || !p.sees(b.AccountID) {
 		return nil
 	}
-	p, ok := e.platforms[b.Platform]
-	if !ok || p.Info().Targets {
+	pl, ok := e.platforms[b.Platform]
+	if !ok || pl.Info().Targets {
 		return nil
 	}
 	return targetlessRefusal(kind, b)
@@ -446,7 +482,9 @@ func (e *Engine) replayable(rec IdempotencyRecord, kind RequestKind, fp string) 
 		if rec.Kind != kind {
 			what = fmt.Sprintf("a %s send", rec.Kind)
 		}
-		return Errorf(Conflict, "idempotency_conflict", "the Idempotency-Key %q was already used for %s: one key maps to one message; use a new key for a new message", rec.Key, what)
+		e := Errorf(Conflict, "idempotency_conflict", "the idempotency key %q was already used for %s: one key maps to one message; use a new key for a new message", rec.Key, what)
+		e.Field, e.Value = FieldIdempotencyKey, rec.Key
+		return e
 	}
 	return nil
 }
@@ -516,13 +554,4 @@ func (e *Engine) waitErr(ctx context.Context, err error) error {
 	}
 	e.log.Warn("reading jobs during the synchronous wait failed", "err", err)
 	return nil
-}
-
-// validTargetTypes formats a platform's target types for messages.
-func validTargetTypes(tts []TargetType) string {
-	s := make([]string, len(tts))
-	for i, t := range tts {
-		s[i] = string(t)
-	}
-	return strings.Join(s, " or ")
 }

@@ -28,10 +28,14 @@ type Store interface {
 
 // Tx is the set of operations on the store, inside or outside a
 // transaction.
+//
+// The lists take the filter of the engine's List verb, whose Cursor the
+// engine has checked (see CursorID), and return at most Limit items, those
+// of the filter with an id below the cursor's, newest (highest id) first.
 type Tx interface {
 	CreateAccount(ctx context.Context, a *Account) error
 	Account(ctx context.Context, id int64) (Account, error)
-	Accounts(ctx context.Context) ([]Account, error)
+	Accounts(ctx context.Context, f AccountFilter) ([]Account, error)
 	SetAccountStatus(ctx context.Context, id int64, s AccountStatus) error
 	// SetPoints sets the balance and records the difference in the ledger.
 	SetPoints(ctx context.Context, id int64, balance int64, at time.Time) error
@@ -42,21 +46,21 @@ type Tx interface {
 	// Refund returns e.Amount to the account once per job: it reports false
 	// and changes nothing when the job was already refunded.
 	Refund(ctx context.Context, e LedgerEntry) (bool, error)
-	Ledger(ctx context.Context, accountID int64) ([]LedgerEntry, error)
+	Ledger(ctx context.Context, f LedgerFilter) ([]LedgerEntry, error)
 
 	CreateAPIKey(ctx context.Context, k *APIKey) error
 	APIKeyByHash(ctx context.Context, hash string) (APIKey, error)
 	APIKey(ctx context.Context, id int64) (APIKey, error)
-	APIKeys(ctx context.Context, accountID int64) ([]APIKey, error)
+	APIKeys(ctx context.Context, f KeyFilter) ([]APIKey, error)
 	RevokeAPIKey(ctx context.Context, id int64, at time.Time) error
 
 	CreateBot(ctx context.Context, b *Bot) error
 	Bot(ctx context.Context, id int64) (Bot, error)
-	Bots(ctx context.Context, accountID int64) ([]Bot, error)
+	Bots(ctx context.Context, f BotFilter) ([]Bot, error)
 
 	CreateTarget(ctx context.Context, t *Target) error
 	Target(ctx context.Context, id int64) (Target, error)
-	Targets(ctx context.Context, botID int64) ([]Target, error)
+	Targets(ctx context.Context, f TargetFilter) ([]Target, error)
 
 	Idempotency(ctx context.Context, accountID int64, key string) (IdempotencyRecord, error)
 	CreateIdempotency(ctx context.Context, r *IdempotencyRecord) error

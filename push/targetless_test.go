@@ -12,9 +12,9 @@ import (
 // their shape, and every batch that names such a bot.
 func TestEngineTargetlessRules(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	ntfy := fake.NewNtfy(t)
-	bot := h.PlatformBot(f.Account.ID, "ntfy", map[string]any{"server": ntfy.URL(), "topic": "t"})
+	bot := h.PlatformBot(t, f.Account.ID, "ntfy", map[string]any{"server": ntfy.URL(), "topic": "t"})
 	msg := text("x")
 	tests := []struct {
 		name   string
@@ -22,33 +22,33 @@ func TestEngineTargetlessRules(t *testing.T) {
 		reason string
 	}{
 		{"single, no target", func() error {
-			_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: bot.ID, Message: msg})
+			_, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: bot.ID, Message: msg})
 			return err
 		}, ""},
 		{"single, a target", func() error {
-			_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: bot.ID, TargetID: f.Target.ID, Message: msg})
+			_, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: bot.ID, TargetID: f.Target.ID, Message: msg})
 			return err
 		}, "platform_has_no_targets"},
 		{"single, a negative target", func() error {
-			_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: bot.ID, TargetID: -1, Message: msg})
+			_, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: bot.ID, TargetID: -1, Message: msg})
 			return err
 		}, "platform_has_no_targets"},
 		{"batch", func() error {
-			_, err := h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: f.Account.ID, BotID: bot.ID, TargetIDs: []int64{1}, Message: msg})
+			_, err := h.Engine.SendBatch(ctx, push.AccountPrincipal(f.Account.ID), push.BatchRequest{BotID: bot.ID, TargetIDs: []int64{1}, Message: msg})
 			return err
 		}, "use_single_send"},
 		{"batch, no targets", func() error {
-			_, err := h.Engine.SendBatch(ctx, push.BatchRequest{AccountID: f.Account.ID, BotID: bot.ID, Message: msg})
+			_, err := h.Engine.SendBatch(ctx, push.AccountPrincipal(f.Account.ID), push.BatchRequest{BotID: bot.ID, Message: msg})
 			return err
 		}, "use_single_send"},
 		{"multi", func() error {
-			_, err := h.Engine.SendMulti(ctx, push.MultiRequest{AccountID: f.Account.ID, Message: msg, Groups: []push.Group{
+			_, err := h.Engine.SendMulti(ctx, push.AccountPrincipal(f.Account.ID), push.MultiRequest{Message: msg, Groups: []push.Group{
 				{BotID: f.Bot.ID, TargetIDs: []int64{f.Target.ID}}, {BotID: bot.ID},
 			}})
 			return err
 		}, "use_single_send"},
 		{"telegram still needs its target", func() error {
-			_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, Message: msg})
+			_, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: f.Bot.ID, Message: msg})
 			return err
 		}, "missing_target"},
 	}
@@ -58,16 +58,16 @@ func TestEngineTargetlessRules(t *testing.T) {
 			t.Errorf("%s: %v; want %q", tt.name, err, tt.reason)
 		}
 	}
-	if ntfy.Requests() != 1 || len(h.Telegram.Messages()) != 0 || h.CountJobs() != 1 {
-		t.Fatalf("ntfy %d requests, telegram %d messages, %d jobs; want 1, 0, 1", ntfy.Requests(), len(h.Telegram.Messages()), h.CountJobs())
+	if ntfy.Requests() != 1 || len(h.Telegram.Messages()) != 0 || h.CountJobs(t) != 1 {
+		t.Fatalf("ntfy %d requests, telegram %d messages, %d jobs; want 1, 0, 1", ntfy.Requests(), len(h.Telegram.Messages()), h.CountJobs(t))
 	}
 	// RefuseTargets says nothing about other accounts' bots or bots with
 	// targets.
-	other := h.Account("other")
-	if err := h.Engine.RefuseTargets(ctx, other.ID, bot.ID, push.RequestKindSingle); err != nil {
+	other := h.Account(t, "other")
+	if err := h.Engine.RefuseTargets(ctx, push.AccountPrincipal(other.ID), bot.ID, push.RequestKindSingle); err != nil {
 		t.Errorf("RefuseTargets for another account's bot: %v", err)
 	}
-	if err := h.Engine.RefuseTargets(ctx, f.Account.ID, f.Bot.ID, push.RequestKindBatch); err != nil {
+	if err := h.Engine.RefuseTargets(ctx, push.AccountPrincipal(f.Account.ID), f.Bot.ID, push.RequestKindBatch); err != nil {
 		t.Errorf("RefuseTargets for a telegram bot: %v", err)
 	}
 }

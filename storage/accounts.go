@@ -31,9 +31,9 @@ func (q queries) Account(ctx context.Context, id int64) (push.Account, error) {
 }
 
 // Accounts implements push.Tx.
-func (q queries) Accounts(ctx context.Context) ([]push.Account, error) {
+func (q queries) Accounts(ctx context.Context, f push.AccountFilter) ([]push.Account, error) {
 	var rows []accountRow
-	if err := q.r.NewSelect().Model(&rows).Order("id").Scan(ctx); err != nil {
+	if err := page(q.r.NewSelect().Model(&rows), f.Cursor, f.Limit).Scan(ctx); err != nil {
 		return nil, q.fail(err, "list accounts")
 	}
 	out := make([]push.Account, len(rows))
@@ -148,9 +148,9 @@ func (q queries) Refund(ctx context.Context, e push.LedgerEntry) (bool, error) {
 }
 
 // Ledger implements push.Tx.
-func (q queries) Ledger(ctx context.Context, accountID int64) ([]push.LedgerEntry, error) {
+func (q queries) Ledger(ctx context.Context, f push.LedgerFilter) ([]push.LedgerEntry, error) {
 	var rows []ledgerRow
-	if err := q.r.NewSelect().Model(&rows).Where("account_id = ?", accountID).Order("id").Scan(ctx); err != nil {
+	if err := page(q.r.NewSelect().Model(&rows).Where("account_id = ?", f.AccountID), f.Cursor, f.Limit).Scan(ctx); err != nil {
 		return nil, q.fail(err, "read ledger")
 	}
 	out := make([]push.LedgerEntry, len(rows))

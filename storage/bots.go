@@ -34,9 +34,9 @@ func (q queries) Bot(ctx context.Context, id int64) (push.Bot, error) {
 }
 
 // Bots implements push.Tx.
-func (q queries) Bots(ctx context.Context, accountID int64) ([]push.Bot, error) {
+func (q queries) Bots(ctx context.Context, f push.BotFilter) ([]push.Bot, error) {
 	var rows []botRow
-	if err := q.r.NewSelect().Model(&rows).Where("account_id = ?", accountID).Order("id").Scan(ctx); err != nil {
+	if err := page(q.r.NewSelect().Model(&rows).Where("account_id = ?", f.AccountID), f.Cursor, f.Limit).Scan(ctx); err != nil {
 		return nil, q.fail(err, "list bots")
 	}
 	out := make([]push.Bot, len(rows))
@@ -100,9 +100,9 @@ func (q queries) Target(ctx context.Context, id int64) (push.Target, error) {
 }
 
 // Targets implements push.Tx.
-func (q queries) Targets(ctx context.Context, botID int64) ([]push.Target, error) {
+func (q queries) Targets(ctx context.Context, f push.TargetFilter) ([]push.Target, error) {
 	var rows []targetRow
-	if err := q.r.NewSelect().Model(&rows).Where("bot_id = ?", botID).Order("id").Scan(ctx); err != nil {
+	if err := page(q.r.NewSelect().Model(&rows).Where("bot_id = ?", f.BotID), f.Cursor, f.Limit).Scan(ctx); err != nil {
 		return nil, q.fail(err, "list targets")
 	}
 	out := make([]push.Target, len(rows))

@@ -110,7 +110,7 @@ func TestUpdateIsolatesEachTransaction(t *testing.T) {
 		if acc, _ := s.Account(ctx, a.ID); acc.Points != 1000-int64(succeeded) {
 			t.Errorf("balance %d after %d charges of 1 from 1000", acc.Points, succeeded)
 		}
-		if l, _ := s.Ledger(ctx, a.ID); len(l) != succeeded {
+		if l, _ := s.Ledger(ctx, push.LedgerFilter{AccountID: a.ID}); len(l) != succeeded {
 			t.Errorf("%d ledger entries, want %d", len(l), succeeded)
 		}
 		if storage.IsPostgres(dsn) {

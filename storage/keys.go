@@ -50,9 +50,9 @@ func (q queries) APIKey(ctx context.Context, id int64) (push.APIKey, error) {
 }
 
 // APIKeys implements push.Tx.
-func (q queries) APIKeys(ctx context.Context, accountID int64) ([]push.APIKey, error) {
+func (q queries) APIKeys(ctx context.Context, f push.KeyFilter) ([]push.APIKey, error) {
 	var rows []apiKeyRow
-	if err := q.r.NewSelect().Model(&rows).Where("account_id = ?", accountID).Order("id").Scan(ctx); err != nil {
+	if err := page(q.r.NewSelect().Model(&rows).Where("account_id = ?", f.AccountID), f.Cursor, f.Limit).Scan(ctx); err != nil {
 		return nil, q.fail(err, "list API keys")
 	}
 	out := make([]push.APIKey, len(rows))

@@ -178,7 +178,7 @@ func ledgerToRow(e push.LedgerEntry) ledgerRow {
 }
 
 func (r ledgerRow) entry() push.LedgerEntry {
-	e := push.LedgerEntry{AccountID: r.AccountID, Kind: push.LedgerKind(r.Kind), Amount: r.Amount, At: fromMs(r.CreatedMs)}
+	e := push.LedgerEntry{ID: r.ID, AccountID: r.AccountID, Kind: push.LedgerKind(r.Kind), Amount: r.Amount, At: fromMs(r.CreatedMs)}
 	if r.JobID != nil {
 		e.JobID = *r.JobID
 	}

@@ -203,3 +203,16 @@ func notFound(what string, id any) error {
 }
 
 func isNoRows(err error) bool { return err == sql.ErrNoRows }
+
+// page bounds a list query as push.Tx's lists are: ids below the cursor's,
+// newest (highest id) first, at most limit rows (all when limit is 0).
+func page(q *bun.SelectQuery, cursor string, limit int) *bun.SelectQuery {
+	if before := push.CursorID(cursor); before > 0 {
+		q = q.Where("id < ?", before)
+	}
+	q = q.Order("id DESC")
+	if limit > 0 {
+		q = q.Limit(int64(limit))
+	}
+	return q
+}

@@ -152,7 +152,7 @@ func TestStoreCRUD(t *testing.T) {
 		if got, err := s.Bot(ctx, b.ID); err != nil || !cmp.Equal(got, b) {
 			t.Fatalf("Bot = %+v, %v; want %+v", got, err, b)
 		}
-		if got, err := s.Targets(ctx, b.ID); err != nil || !cmp.Equal(got, []push.Target{tg}) {
+		if got, err := s.Targets(ctx, push.TargetFilter{BotID: b.ID}); err != nil || !cmp.Equal(got, []push.Target{tg}) {
 			t.Fatalf("Targets = %+v, %v", got, err)
 		}
 		// A target bound twice violates a unique key.
@@ -417,7 +417,7 @@ func TestStoreChargeAndRefundOnce(t *testing.T) {
 		if acc, _ := s.Account(ctx, a.ID); acc.Points != 1 {
 			t.Fatalf("balance %d after one refund, want 1", acc.Points)
 		}
-		ledger, _ := s.Ledger(ctx, a.ID)
+		ledger, _ := s.Ledger(ctx, push.LedgerFilter{AccountID: a.ID})
 		kinds := map[push.LedgerKind]int{}
 		for _, e := range ledger {
 			kinds[e.Kind]++
@@ -428,8 +428,8 @@ func TestStoreChargeAndRefundOnce(t *testing.T) {
 		if err := s.SetPoints(ctx, a.ID, 50, t0); err != nil {
 			t.Fatal(err)
 		}
-		ledger, _ = s.Ledger(ctx, a.ID)
-		if last := ledger[len(ledger)-1]; last.Kind != push.LedgerAdjust || last.Amount != 49 {
+		ledger, _ = s.Ledger(ctx, push.LedgerFilter{AccountID: a.ID}) // newest first
+		if last := ledger[0]; last.Kind != push.LedgerAdjust || last.Amount != 49 {
 			t.Fatalf("adjustment %+v, want +49", last)
 		}
 	})

@@ -48,7 +48,7 @@ var ignoreJobID = cmpopts.IgnoreFields(record{}, "JobID")
 
 func TestSendPrivate(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	tests := []struct {
 		name string
 		body map[string]any
@@ -70,7 +70,7 @@ func TestSendPrivate(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := h.Call("POST", "/openapi/v1/push/private", f.Key, tt.body)
+			r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, tt.body)
 			if r.Status != http.StatusOK {
 				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
@@ -99,8 +99,8 @@ func TestSendPrivate(t *testing.T) {
 
 func TestSendCompat(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
-	r := h.Call("POST", "/openapi/send", "", map[string]any{"bot_id": f.Bot.ID, "target_id": f.Target.ID, "content": "# old", "msg_type": 2},
+	f := h.Seed(t)
+	r := h.Call(t, "POST", "/openapi/send", "", map[string]any{"bot_id": f.Bot.ID, "target_id": f.Target.ID, "content": "# old", "msg_type": 2},
 		"X-Service-OpenAPI-Key", f.Key)
 	var got singleAnswer
 	r.Decode(t, &got)
@@ -108,7 +108,7 @@ func TestSendCompat(t *testing.T) {
 	if diff := cmp.Diff(want, got, ignoreJobID); r.Status != 200 || diff != "" {
 		t.Fatalf("status %d, answer (-want +got):\n%s", r.Status, diff)
 	}
-	r = h.Call("POST", "/openapi/send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_id": f.Target.ID, "image_url": "https://e.com/c.png"})
+	r = h.Call(t, "POST", "/openapi/send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_id": f.Target.ID, "image_url": "https://e.com/c.png"})
 	r.Decode(t, &got)
 	if r.Status != 200 || got.Data.MsgType != 7 || h.Telegram.Messages()[1].Photo != "https://e.com/c.png" {
 		t.Fatalf("image_url send: %d %s", r.Status, r.Body)
@@ -117,11 +117,11 @@ func TestSendCompat(t *testing.T) {
 
 func TestSendPendingAndUncertainAndFailed(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{SyncWait: 100 * time.Millisecond}))
-	f := h.Seed()
+	f := h.Seed(t)
 	body := map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "x"}
 
 	h.Telegram.SetDelay(500 * time.Millisecond)
-	r := h.Call("POST", "/openapi/v1/push/private", f.Key, body)
+	r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, body)
 	var got singleAnswer
 	r.Decode(t, &got)
 	if r.Status != http.StatusAccepted || got.Code != 0 || !got.Data.Pending || got.Data.Uncertain || !push.ValidJobID(got.Data.JobID) {
@@ -131,8 +131,8 @@ func TestSendPendingAndUncertainAndFailed(t *testing.T) {
 		t.Fatalf("pending record status %q", got.Data.Status)
 	}
 	jobID := got.Data.JobID
-	h.WaitJob(jobID, push.StateSucceeded, 5*time.Second)
-	q := h.Call("GET", "/openapi/queue/"+jobID, f.Key, nil)
+	h.WaitJob(t, jobID, push.StateSucceeded, 5*time.Second)
+	q := h.Call(t, "GET", "/openapi/queue/"+jobID, f.Key, nil)
 	var job struct {
 		Code int            `json:"code"`
 		Data map[string]any `json:"data"`
@@ -144,14 +144,14 @@ func TestSendPendingAndUncertainAndFailed(t *testing.T) {
 	h.Telegram.SetDelay(0)
 
 	h.Telegram.DropNext(1)
-	r = h.Call("POST", "/openapi/v1/push/private", f.Key, body)
+	r = h.Call(t, "POST", "/openapi/v1/push/private", f.Key, body)
 	r.Decode(t, &got)
 	if r.Status != http.StatusAccepted || got.Code != 0 || got.Data.Pending || !got.Data.Uncertain || got.Data.Status != "UNCERTAIN" || got.Data.Error == "" {
 		t.Fatalf("dropped send: %d %s", r.Status, r.Body)
 	}
 
 	h.Telegram.Fail(fake.TelegramFault{Status: 400, Description: "Bad Request: chat not found"})
-	r = h.Call("POST", "/openapi/v1/push/private", f.Key, body)
+	r = h.Call(t, "POST", "/openapi/v1/push/private", f.Key, body)
 	r.Decode(t, &got)
 	if r.Status != http.StatusInternalServerError || got.Code != 500 || got.Error != "platform_failed" || got.Data == nil || got.Data.Status != "FAILED" {
 		t.Fatalf("refused send: %d %s", r.Status, r.Body)
@@ -160,9 +160,9 @@ func TestSendPendingAndUncertainAndFailed(t *testing.T) {
 
 func TestBatchSend(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
-	t2 := h.Target(f.Bot.ID, push.TargetGroup, "")
-	r := h.Call("POST", "/openapi/batch-send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_ids": []int64{f.Target.ID, t2.ID}, "content": "all"})
+	f := h.Seed(t)
+	t2 := h.Target(t, f.Bot.ID, push.TargetGroup, "")
+	r := h.Call(t, "POST", "/openapi/batch-send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_ids": []int64{f.Target.ID, t2.ID}, "content": "all"})
 	type item struct {
 		TargetID  int64  `json:"target_id"`
 		Success   bool   `json:"success"`
@@ -198,14 +198,14 @@ func TestBatchSend(t *testing.T) {
 	// One failing target, one slow: a failed count, and a pending item with its jobId and a queued status.
 	h.Telegram.Fail(fake.TelegramFault{Status: 400, Description: "Bad Request: chat not found"})
 	slow := testkit.New(t, testkit.WithLimits(push.Limits{SyncWait: 50 * time.Millisecond}))
-	sf := slow.Seed()
+	sf := slow.Seed(t)
 	slow.Telegram.SetDelay(300 * time.Millisecond)
-	r = slow.Call("POST", "/openapi/batch-send", sf.Key, map[string]any{"bot_id": sf.Bot.ID, "target_ids": []int64{sf.Target.ID}, "content": "slow"})
+	r = slow.Call(t, "POST", "/openapi/batch-send", sf.Key, map[string]any{"bot_id": sf.Bot.ID, "target_ids": []int64{sf.Target.ID}, "content": "slow"})
 	r.Decode(t, &got)
 	if r.Status != http.StatusAccepted || got.Data.Results[0].Status != "queued" || !got.Data.Results[0].Pending || got.Data.Results[0].JobID == "" || got.Data.Success != 0 || got.Data.Failed != 0 {
 		t.Fatalf("pending batch: %d %s", r.Status, r.Body)
 	}
-	r = h.Call("POST", "/openapi/batch-send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_ids": []int64{f.Target.ID}, "content": "fail"})
+	r = h.Call(t, "POST", "/openapi/batch-send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_ids": []int64{f.Target.ID}, "content": "fail"})
 	r.Decode(t, &got)
 	if r.Status != 200 || got.Data.Failed != 1 || got.Data.Results[0].Success || got.Data.Results[0].Status != "failed" || got.Data.Results[0].Error == "" {
 		t.Fatalf("failing batch: %d %s", r.Status, r.Body)
@@ -214,10 +214,10 @@ func TestBatchSend(t *testing.T) {
 
 func TestMultiBotBatch(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
-	b2 := h.TelegramBot(f.Account.ID)
-	t2 := h.Target(b2.ID, push.TargetUser, "")
-	r := h.Call("POST", "/openapi/v1/push/batch", f.Key, map[string]any{
+	f := h.Seed(t)
+	b2 := h.TelegramBot(t, f.Account.ID)
+	t2 := h.Target(t, b2.ID, push.TargetUser, "")
+	r := h.Call(t, "POST", "/openapi/v1/push/batch", f.Key, map[string]any{
 		"bots": []any{
 			map[string]any{"botId": f.Bot.ID, "targets": []string{itoa(f.Target.ID)}},
 			map[string]any{"bot_id": b2.ID, "targets": []string{itoa(t2.ID)}},
@@ -258,14 +258,14 @@ func TestMultiBotBatch(t *testing.T) {
 	// Pending and uncertain items are counted apart and carry their jobId.
 	h.Telegram.DropNext(1)
 	slowH := testkit.New(t, testkit.WithLimits(push.Limits{SyncWait: 50 * time.Millisecond}))
-	sf := slowH.Seed()
+	sf := slowH.Seed(t)
 	slowH.Telegram.SetDelay(300 * time.Millisecond)
-	r = slowH.Call("POST", "/openapi/v1/push/batch", sf.Key, map[string]any{"bots": []any{map[string]any{"botId": sf.Bot.ID, "targets": []string{itoa(sf.Target.ID)}}}, "content": "p"})
+	r = slowH.Call(t, "POST", "/openapi/v1/push/batch", sf.Key, map[string]any{"bots": []any{map[string]any{"botId": sf.Bot.ID, "targets": []string{itoa(sf.Target.ID)}}}, "content": "p"})
 	r.Decode(t, &got)
 	if r.Status != http.StatusAccepted || got.Data.PendingCount != 1 || got.Data.Results[0].Status != "pending" || got.Data.Results[0].JobID == "" {
 		t.Fatalf("pending multi: %d %s", r.Status, r.Body)
 	}
-	r = h.Call("POST", "/openapi/v1/push/batch", f.Key, map[string]any{"bots": []any{map[string]any{"botId": f.Bot.ID, "targets": []string{itoa(f.Target.ID)}}}, "content": "u"})
+	r = h.Call(t, "POST", "/openapi/v1/push/batch", f.Key, map[string]any{"bots": []any{map[string]any{"botId": f.Bot.ID, "targets": []string{itoa(f.Target.ID)}}}, "content": "u"})
 	r.Decode(t, &got)
 	if r.Status != 200 || got.Data.UncertainCount != 1 || got.Data.Results[0].Status != "uncertain" || got.Data.SuccessCount != 0 || got.Data.FailCount != 0 {
 		t.Fatalf("uncertain multi: %d %s", r.Status, r.Body)
@@ -274,11 +274,11 @@ func TestMultiBotBatch(t *testing.T) {
 
 func TestQueryJob(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
-	r := h.Call("POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "q"})
+	f := h.Seed(t)
+	r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "q"})
 	var sent singleAnswer
 	r.Decode(t, &sent)
-	q := h.Call("GET", "/openapi/queue/"+sent.Data.JobID, "", nil, "X-Service-OpenAPI-Key", f.Key)
+	q := h.Call(t, "GET", "/openapi/queue/"+sent.Data.JobID, "", nil, "X-Service-OpenAPI-Key", f.Key)
 	var got struct {
 		Code    int            `json:"code"`
 		Message string         `json:"message"`
@@ -301,10 +301,10 @@ func TestQueryJob(t *testing.T) {
 	}
 	// A queued job: success is null.
 	held := testkit.New(t, testkit.WithoutStart(), testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}))
-	hf := held.Seed()
-	r = held.Call("POST", "/openapi/v1/push/private", hf.Key, map[string]any{"botId": hf.Bot.ID, "target": itoa(hf.Target.ID), "content": "q"})
+	hf := held.Seed(t)
+	r = held.Call(t, "POST", "/openapi/v1/push/private", hf.Key, map[string]any{"botId": hf.Bot.ID, "target": itoa(hf.Target.ID), "content": "q"})
 	r.Decode(t, &sent)
-	q = held.Call("GET", "/openapi/queue/"+sent.Data.JobID, hf.Key, nil)
+	q = held.Call(t, "GET", "/openapi/queue/"+sent.Data.JobID, hf.Key, nil)
 	q.Decode(t, &got)
 	if v, ok := got.Data["success"]; !ok || v != nil || got.Data["pending"] != true || got.Data["status"] != "queued" || got.Data["startedAt"] != nil {
 		t.Fatalf("queued job: %s", q.Body)
@@ -313,12 +313,12 @@ func TestQueryJob(t *testing.T) {
 
 func TestQueueRequestByKey(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
-	r := h.Call("POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "k"}, "Idempotency-Key", "order-7")
+	f := h.Seed(t)
+	r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "k"}, "Idempotency-Key", "order-7")
 	var sent singleAnswer
 	r.Decode(t, &sent)
 
-	q := h.Call("GET", "/openapi/queue-request?key=order-7", f.Key, nil)
+	q := h.Call(t, "GET", "/openapi/queue-request?key=order-7", f.Key, nil)
 	var got struct {
 		Code int            `json:"code"`
 		Data map[string]any `json:"data"`
@@ -332,7 +332,7 @@ func TestQueueRequestByKey(t *testing.T) {
 		t.Fatalf("record: %v", rec)
 	}
 
-	q = h.Call("GET", "/openapi/queue-request?key=never-used", f.Key, nil)
+	q = h.Call(t, "GET", "/openapi/queue-request?key=never-used", f.Key, nil)
 	var none struct {
 		Code int  `json:"code"`
 		Data *any `json:"data"`
@@ -342,14 +342,14 @@ func TestQueueRequestByKey(t *testing.T) {
 		t.Fatalf("unknown key: %d %s", q.Status, q.Body)
 	}
 	// Another account does not see the key.
-	other := h.Account("other")
-	q = h.Call("GET", "/openapi/queue-request?key=order-7", h.Key(other.ID), nil)
+	other := h.Account(t, "other")
+	q = h.Call(t, "GET", "/openapi/queue-request?key=order-7", h.Key(t, other.ID), nil)
 	if !containsJSON(q.Body, `"data":null`) {
 		t.Fatalf("another account's key lookup: %s", q.Body)
 	}
 	// A batch key is not recovered this way.
-	h.Call("POST", "/openapi/batch-send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_ids": []int64{f.Target.ID}, "content": "b"}, "Idempotency-Key", "batch-1")
-	q = h.Call("GET", "/openapi/queue-request?key=batch-1", f.Key, nil)
+	h.Call(t, "POST", "/openapi/batch-send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_ids": []int64{f.Target.ID}, "content": "b"}, "Idempotency-Key", "batch-1")
+	q = h.Call(t, "GET", "/openapi/queue-request?key=batch-1", f.Key, nil)
 	var e errAnswer
 	q.Decode(t, &e)
 	if q.Status != 400 || e.Error != "batch_key" {
@@ -359,36 +359,36 @@ func TestQueueRequestByKey(t *testing.T) {
 
 func TestCancelEndpoint(t *testing.T) {
 	h := testkit.New(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{Enabled: true}), testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}))
-	f := h.Seed()
-	r := h.Call("POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "c"})
+	f := h.Seed(t)
+	r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "c"})
 	var sent singleAnswer
 	r.Decode(t, &sent)
-	if r.Status != 202 || h.Balance(f.Account.ID) != 99 {
-		t.Fatalf("send: %d %s, balance %d", r.Status, r.Body, h.Balance(f.Account.ID))
+	if r.Status != 202 || h.Balance(t, f.Account.ID) != 99 {
+		t.Fatalf("send: %d %s, balance %d", r.Status, r.Body, h.Balance(t, f.Account.ID))
 	}
-	c := h.Call("POST", "/openapi/queue/"+sent.Data.JobID+"/cancel", f.Key, nil)
+	c := h.Call(t, "POST", "/openapi/queue/"+sent.Data.JobID+"/cancel", f.Key, nil)
 	var got struct {
 		Code    int            `json:"code"`
 		Message string         `json:"message"`
 		Data    map[string]any `json:"data"`
 	}
 	c.Decode(t, &got)
-	if c.Status != 200 || got.Data["status"] != "canceled" || got.Data["success"] != false || h.Balance(f.Account.ID) != 100 {
-		t.Fatalf("cancel: %d %s, balance %d", c.Status, c.Body, h.Balance(f.Account.ID))
+	if c.Status != 200 || got.Data["status"] != "canceled" || got.Data["success"] != false || h.Balance(t, f.Account.ID) != 100 {
+		t.Fatalf("cancel: %d %s, balance %d", c.Status, c.Body, h.Balance(t, f.Account.ID))
 	}
-	c = h.Call("POST", "/openapi/queue/"+sent.Data.JobID+"/cancel", f.Key, nil)
+	c = h.Call(t, "POST", "/openapi/queue/"+sent.Data.JobID+"/cancel", f.Key, nil)
 	var e errAnswer
 	c.Decode(t, &e)
-	if c.Status != 409 || e.Code != 409 || e.Error != "job_not_queued" || h.Balance(f.Account.ID) != 100 {
+	if c.Status != 409 || e.Code != 409 || e.Error != "job_not_queued" || h.Balance(t, f.Account.ID) != 100 {
 		t.Fatalf("second cancel: %d %s", c.Status, c.Body)
 	}
-	other := h.Account("other")
-	c = h.Call("POST", "/openapi/queue/"+sent.Data.JobID+"/cancel", h.Key(other.ID), nil)
+	other := h.Account(t, "other")
+	c = h.Call(t, "POST", "/openapi/queue/"+sent.Data.JobID+"/cancel", h.Key(t, other.ID), nil)
 	if c.Status != 404 {
 		t.Fatalf("cancel by another account: %d %s", c.Status, c.Body)
 	}
 	// A replay of the canceled send reports the cancel.
-	h2 := h.Call("GET", "/openapi/queue/"+sent.Data.JobID, f.Key, nil)
+	h2 := h.Call(t, "GET", "/openapi/queue/"+sent.Data.JobID, f.Key, nil)
 	if h2.Status != 200 || !containsJSON(h2.Body, `"status":"canceled"`) {
 		t.Fatalf("query after cancel: %s", h2.Body)
 	}
@@ -396,10 +396,10 @@ func TestCancelEndpoint(t *testing.T) {
 
 func TestIdempotentReplayOverHTTP(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
+	f := h.Seed(t)
 	body := map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "once"}
-	first := h.Call("POST", "/openapi/v1/push/private", f.Key, body, "Idempotency-Key", "same")
-	second := h.Call("POST", "/openapi/v1/push/private", f.Key, body, "Idempotency-Key", "same")
+	first := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, body, "Idempotency-Key", "same")
+	second := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, body, "Idempotency-Key", "same")
 	if first.Header.Get("Idempotency-Replay") != "" || second.Header.Get("Idempotency-Replay") != "true" {
 		t.Fatalf("Idempotency-Replay headers: %q, %q", first.Header.Get("Idempotency-Replay"), second.Header.Get("Idempotency-Replay"))
 	}
@@ -407,18 +407,18 @@ func TestIdempotentReplayOverHTTP(t *testing.T) {
 		t.Fatalf("replay answered differently:\n%s\n%s", first.Body, second.Body)
 	}
 	// The compatibility endpoint is the same kind: the same message there replays.
-	compat := h.Call("POST", "/openapi/send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_id": f.Target.ID, "content": "once"}, "Idempotency-Key", "same")
+	compat := h.Call(t, "POST", "/openapi/send", f.Key, map[string]any{"bot_id": f.Bot.ID, "target_id": f.Target.ID, "content": "once"}, "Idempotency-Key", "same")
 	if compat.Header.Get("Idempotency-Replay") != "true" {
 		t.Fatalf("compat replay: %s", compat.Body)
 	}
-	conflict := h.Call("POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "twice"}, "Idempotency-Key", "same")
+	conflict := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "twice"}, "Idempotency-Key", "same")
 	var e errAnswer
 	conflict.Decode(t, &e)
 	if conflict.Status != 409 || e.Error != "idempotency_conflict" {
 		t.Fatalf("conflict: %d %s", conflict.Status, conflict.Body)
 	}
-	if len(h.Telegram.Messages()) != 1 || h.Balance(f.Account.ID) != 99 {
-		t.Fatalf("%d deliveries, balance %d; want 1 and 99", len(h.Telegram.Messages()), h.Balance(f.Account.ID))
+	if len(h.Telegram.Messages()) != 1 || h.Balance(t, f.Account.ID) != 99 {
+		t.Fatalf("%d deliveries, balance %d; want 1 and 99", len(h.Telegram.Messages()), h.Balance(t, f.Account.ID))
 	}
 }
 

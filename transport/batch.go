@@ -101,6 +101,7 @@ func (t tally) status() int {
 
 func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
 	var body batchRequest
+	infoOf(req.Context()).words = batchWords
 	key, err := s.readSend(w, req, &body)
 	if err != nil {
 		return err
@@ -111,8 +112,7 @@ func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
 	if body.TargetIDs == nil {
 		return s.refuseTargets(req, *body.BotID, push.RequestKindBatch, required("target_ids"))
 	}
-	res, err := s.eng.SendBatch(req.Context(), push.BatchRequest{
-		AccountID:      principalOf(req.Context()).AccountID,
+	res, err := s.eng.SendBatch(req.Context(), principalOf(req.Context()), push.BatchRequest{
 		BotID:          *body.BotID,
 		TargetIDs:      body.TargetIDs,
 		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
@@ -140,12 +140,16 @@ func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
 
 func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 	var body multiRequest
+	infoOf(req.Context()).words = multiWords
 	key, err := s.readSend(w, req, &body)
 	if err != nil {
 		return err
 	}
 	if body.Bots == nil {
 		return required("bots")
+	}
+	if len(body.Bots) == 0 {
+		return push.Errorf(push.Invalid, "missing_bots", "bots is empty: give at least one group of a botId and its targets")
 	}
 	groups := make([]push.Group, len(body.Bots))
 	for i, b := range body.Bots {
@@ -169,8 +173,7 @@ func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 			groups[i].TargetIDs = append(groups[i].TargetIDs, tid)
 		}
 	}
-	res, err := s.eng.SendMulti(req.Context(), push.MultiRequest{
-		AccountID:      principalOf(req.Context()).AccountID,
+	res, err := s.eng.SendMulti(req.Context(), principalOf(req.Context()), push.MultiRequest{
 		Groups:         groups,
 		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
 		IdempotencyKey: key,

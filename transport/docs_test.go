@@ -113,7 +113,7 @@ func (r *recorder) outside(t *testing.T, ctx context.Context, origin string) []s
 func TestDocsPageInChromium(t *testing.T) {
 	ctx := browser(t)
 	h := testkit.New(t)
-	docs := h.CallRoot("GET", "/api/docs") // the page is checked against the document too
+	docs := h.CallRoot(t, "GET", "/api/docs") // the page is checked against the document too
 	if docs.Status != 200 || !strings.HasPrefix(docs.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /api/docs: %d %v", docs.Status, docs.Header)
 	}

@@ -91,7 +91,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		body.Code, body.Error = http.StatusInternalServerError, "internal"
 		body.Message = "internal error: it was logged; retry later with the same Idempotency-Key"
 	case errors.As(err, &pe):
-		body.Message = pe.Message
+		body.Message = ri.words.word(pe)
 	default:
 		body.Message = err.Error()
 	}

@@ -40,9 +40,9 @@ func FuzzRequestDecoders(f *testing.F) {
 		f.Add(s.path, []byte(s.body), s.key)
 	}
 	h := testkit.New(f, testkit.WithoutStart(), testkit.WithLimits(push.Limits{SyncWait: time.Millisecond, RatePerMinute: -1}))
-	fx := h.Seed()
-	handler := h.Server.Config.Handler
-	contract := h.Contract()
+	fx := h.Seed(f)
+	handler := h.API
+	contract := h.Contract(f)
 	f.Fuzz(func(t *testing.T, pathIndex byte, body []byte, key string) {
 		path := paths[int(pathIndex)%len(paths)]
 		method := http.MethodPost

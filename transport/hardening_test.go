@@ -17,28 +17,28 @@ import (
 
 func TestDeepJSONIsRefusedBeforeTheEnd(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
+	f := h.Seed(t)
 	defer func() {
 		// One send (the brackets in a string) went through; nothing else.
-		if h.CountJobs() != 1 || h.Balance(f.Account.ID) != 99 || len(h.Telegram.Messages()) != 1 {
-			t.Errorf("after the deep bodies: %d jobs, balance %d, %d messages; want 1, 99, 1", h.CountJobs(), h.Balance(f.Account.ID), len(h.Telegram.Messages()))
+		if h.CountJobs(t) != 1 || h.Balance(t, f.Account.ID) != 99 || len(h.Telegram.Messages()) != 1 {
+			t.Errorf("after the deep bodies: %d jobs, balance %d, %d messages; want 1, 99, 1", h.CountJobs(t), h.Balance(t, f.Account.ID), len(h.Telegram.Messages()))
 		}
 	}()
 	deep := strings.Repeat("[", 17)
-	r := h.Call("POST", "/openapi/v1/push/private", f.Key, `{"botId":1,"x":`+deep+strings.Repeat("]", 17)+`}`)
+	r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, `{"botId":1,"x":`+deep+strings.Repeat("]", 17)+`}`)
 	var e errAnswer
 	r.Decode(t, &e)
 	if r.Status != 400 || !strings.Contains(e.Message, "more than 16 levels") {
 		t.Fatalf("deep body: %d %s", r.Status, r.Body)
 	}
 	// Brackets inside strings do not count.
-	r = h.Call("POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": deep + `"\"[[`})
+	r = h.Call(t, "POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": deep + `"\"[[`})
 	if r.Status != 200 {
 		t.Fatalf("brackets in a string: %d %s", r.Status, r.Body)
 	}
 	// A deep body whose end never arrives is answered anyway: the server
 	// stops reading at the 17th level.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(h.Server.URL, "http://"))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.Root, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}

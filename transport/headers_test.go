@@ -14,8 +14,8 @@ import (
 // "Idempotency-Replay: true", the same body, and nothing is sent again.
 func TestReplaysAnswerIdempotencyReplay(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
-	t2 := h.Target(f.Bot.ID, push.TargetUser, "")
+	f := h.Seed(t)
+	t2 := h.Target(t, f.Bot.ID, push.TargetUser, "")
 	tid, t2id := strconv.FormatInt(f.Target.ID, 10), strconv.FormatInt(t2.ID, 10)
 	tests := []struct {
 		name, path string
@@ -31,8 +31,8 @@ func TestReplaysAnswerIdempotencyReplay(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(h.Telegram.Messages())
 			key := "replay-" + tt.name[:4]
-			first := h.Call("POST", tt.path, f.Key, tt.body, "Idempotency-Key", key)
-			again := h.Call("POST", tt.path, f.Key, tt.body, "Idempotency-Key", key)
+			first := h.Call(t, "POST", tt.path, f.Key, tt.body, "Idempotency-Key", key)
+			again := h.Call(t, "POST", tt.path, f.Key, tt.body, "Idempotency-Key", key)
 			if first.Status != 200 || again.Status != 200 {
 				t.Fatalf("statuses %d, %d: %s", first.Status, again.Status, again.Body)
 			}
@@ -49,10 +49,10 @@ func TestReplaysAnswerIdempotencyReplay(t *testing.T) {
 	}
 	// A replay while the batch is still pending also says so.
 	slow := testkit.New(t, testkit.WithoutStart(), testkit.WithLimits(push.Limits{SyncWait: time.Millisecond}))
-	sf := slow.Seed()
+	sf := slow.Seed(t)
 	body := map[string]any{"bot_id": sf.Bot.ID, "target_ids": []int64{sf.Target.ID}, "content": "later"}
-	first := slow.Call("POST", "/openapi/batch-send", sf.Key, body, "Idempotency-Key", "pending-1")
-	again := slow.Call("POST", "/openapi/batch-send", sf.Key, body, "Idempotency-Key", "pending-1")
+	first := slow.Call(t, "POST", "/openapi/batch-send", sf.Key, body, "Idempotency-Key", "pending-1")
+	again := slow.Call(t, "POST", "/openapi/batch-send", sf.Key, body, "Idempotency-Key", "pending-1")
 	if first.Status != 202 || again.Status != 202 || again.Header.Get("Idempotency-Replay") != "true" || first.Header.Get("Idempotency-Replay") != "" {
 		t.Fatalf("pending batch replay: %d %d %v", first.Status, again.Status, again.Header)
 	}
@@ -62,6 +62,7 @@ func TestReplaysAnswerIdempotencyReplay(t *testing.T) {
 // and the RateLimit-* headers of a rate-limited answer.
 func TestEvery429And503CarriesRetryAfter(t *testing.T) {
 	type setup struct {
+		t    *testing.T
 		h    *testkit.Herald
 		f    testkit.Fixture
 		body map[string]any
@@ -76,21 +77,21 @@ func TestEvery429And503CarriesRetryAfter(t *testing.T) {
 		{"rate limited", []testkit.Option{withFrozenRateLimit(), testkit.WithLimits(push.Limits{RatePerMinute: 2})},
 			func(s setup) {
 				for range 2 {
-					if r := s.h.Call("GET", "/openapi/queue-request?key=k", s.f.Key, nil); r.Status != 200 {
-						s.h.T.Fatalf("admitted request: %d", r.Status)
+					if r := s.h.Call(s.t, "GET", "/openapi/queue-request?key=k", s.f.Key, nil); r.Status != 200 {
+						s.t.Fatalf("admitted request: %d", r.Status)
 					}
 				}
 			}, 429, "rate_limited"},
 		{"backlog of the bot full", []testkit.Option{testkit.WithoutStart(), testkit.WithLimits(push.Limits{BacklogPerBot: 1, SyncWait: time.Millisecond})},
 			func(s setup) {
-				if r := s.h.Call("POST", "/openapi/v1/push/private", s.f.Key, s.body); r.Status != 202 {
-					s.h.T.Fatalf("first send: %d %s", r.Status, r.Body)
+				if r := s.h.Call(s.t, "POST", "/openapi/v1/push/private", s.f.Key, s.body); r.Status != 202 {
+					s.t.Fatalf("first send: %d %s", r.Status, r.Body)
 				}
 			}, 429, "backlog_full"},
 		{"backlog of the service full", []testkit.Option{testkit.WithoutStart(), testkit.WithLimits(push.Limits{BacklogTotal: 1, SyncWait: time.Millisecond})},
 			func(s setup) {
-				if r := s.h.Call("POST", "/openapi/v1/push/private", s.f.Key, s.body); r.Status != 202 {
-					s.h.T.Fatalf("first send: %d %s", r.Status, r.Body)
+				if r := s.h.Call(s.t, "POST", "/openapi/v1/push/private", s.f.Key, s.body); r.Status != 202 {
+					s.t.Fatalf("first send: %d %s", r.Status, r.Body)
 				}
 			}, 429, "backlog_full"},
 		{"draining", nil, func(s setup) { s.h.Engine.Drain() }, 503, "draining"},
@@ -98,10 +99,10 @@ func TestEvery429And503CarriesRetryAfter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := testkit.New(t, tt.opts...)
-			f := h.Seed()
-			s := setup{h, f, map[string]any{"botId": f.Bot.ID, "target": strconv.FormatInt(f.Target.ID, 10), "content": "x"}}
+			f := h.Seed(t)
+			s := setup{t, h, f, map[string]any{"botId": f.Bot.ID, "target": strconv.FormatInt(f.Target.ID, 10), "content": "x"}}
 			tt.prime(s)
-			r := h.Call("POST", "/openapi/v1/push/private", f.Key, s.body)
+			r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, s.body)
 			var e errAnswer
 			r.Decode(t, &e)
 			if r.Status != tt.status || e.Error != tt.reason {
@@ -128,15 +129,15 @@ func TestEvery429And503CarriesRetryAfter(t *testing.T) {
 // admitted requests of one key.
 func TestRateLimitHeadersCountDown(t *testing.T) {
 	h := testkit.New(t, withFrozenRateLimit(), testkit.WithLimits(push.Limits{RatePerMinute: 5}))
-	f := h.Seed()
+	f := h.Seed(t)
 	for want := 4; want >= 0; want-- {
-		r := h.Call("GET", "/openapi/queue-request?key=k", f.Key, nil)
+		r := h.Call(t, "GET", "/openapi/queue-request?key=k", f.Key, nil)
 		if r.Status != 200 || r.Header.Get("RateLimit-Limit") != "5" || r.Header.Get("RateLimit-Remaining") != strconv.Itoa(want) {
 			t.Fatalf("want %d remaining: %d %v", want, r.Status, r.Header)
 		}
 	}
 	// Refused requests (401) carry no rate headers: no key was admitted.
-	if r := h.Call("GET", "/openapi/queue-request?key=k", "", nil); r.Status != 401 || r.Header.Get("RateLimit-Limit") != "" {
+	if r := h.Call(t, "GET", "/openapi/queue-request?key=k", "", nil); r.Status != 401 || r.Header.Get("RateLimit-Limit") != "" {
 		t.Fatalf("no key: %d %v", r.Status, r.Header)
 	}
 }

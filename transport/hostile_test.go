@@ -17,19 +17,19 @@ import (
 // the imagefetch tests.)
 func TestHostileImageURLs(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
+	f := h.Seed(t)
 	fs := fake.NewFeishu(t)
 	app := fs.NewApp()
 	fs.AddUser("open_id", "ou_7d8a6e6df7621556ce0d21922b676706")
-	fb, err := h.Engine.CreateBot(t.Context(), push.Bot{AccountID: f.Account.ID, Platform: "feishu", Name: "fs", Config: json.RawMessage(app.Config(fs))})
+	fb, err := h.Engine.Bots().Create(t.Context(), push.System(), push.Bot{AccountID: f.Account.ID, Platform: "feishu", Name: "fs", Config: json.RawMessage(app.Config(fs))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ft, err := h.Engine.BindTarget(t.Context(), push.Target{BotID: fb.ID, Type: push.TargetUser, Address: "ou_7d8a6e6df7621556ce0d21922b676706"})
+	ft, err := h.Engine.Targets().Bind(t.Context(), push.System(), push.Target{BotID: fb.ID, Type: push.TargetUser, Address: "ou_7d8a6e6df7621556ce0d21922b676706"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := h.Balance(f.Account.ID)
+	before := h.Balance(t, f.Account.ID)
 	for _, dest := range []struct{ bot, target int64 }{{f.Bot.ID, f.Target.ID}, {fb.ID, ft.ID}} {
 		for _, u := range []string{
 			"http://169.254.169.254/latest/meta-data/iam/",
@@ -39,7 +39,7 @@ func TestHostileImageURLs(t *testing.T) {
 			"gopher://example.com/x",
 			"https://user:hunter2@example.com/a.png",
 		} {
-			r := h.Call("POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": dest.bot, "target": itoa(dest.target), "imageUrl": u})
+			r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": dest.bot, "target": itoa(dest.target), "imageUrl": u})
 			var e errAnswer
 			r.Decode(t, &e)
 			if r.Status != 400 || (e.Error != "image_url_refused" && e.Error != "invalid_image_url") || strings.Contains(e.Message, "hunter2") {
@@ -47,8 +47,8 @@ func TestHostileImageURLs(t *testing.T) {
 			}
 		}
 	}
-	if h.CountJobs() != 0 || h.Balance(f.Account.ID) != before || h.Telegram.Requests() != 0 || len(fs.Uploads()) != 0 || len(fs.Messages()) != 0 {
+	if h.CountJobs(t) != 0 || h.Balance(t, f.Account.ID) != before || h.Telegram.Requests() != 0 || len(fs.Uploads()) != 0 || len(fs.Messages()) != 0 {
 		t.Fatalf("refused images: %d jobs, balance %d (was %d), telegram %d requests, feishu %d uploads and %d messages",
-			h.CountJobs(), h.Balance(f.Account.ID), before, h.Telegram.Requests(), len(fs.Uploads()), len(fs.Messages()))
+			h.CountJobs(t), h.Balance(t, f.Account.ID), before, h.Telegram.Requests(), len(fs.Uploads()), len(fs.Messages()))
 	}
 }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/heraldpush/herald/push"
@@ -9,7 +10,8 @@ import (
 
 func (s *Server) queryJob(w http.ResponseWriter, req bunrouter.Request) error {
 	id := req.Param("id")
-	j, err := s.eng.Job(req.Context(), principalOf(req.Context()).AccountID, id)
+	infoOf(req.Context()).words = jobWords
+	j, err := s.eng.Jobs().Get(req.Context(), principalOf(req.Context()), id)
 	if err != nil {
 		return err
 	}
@@ -20,8 +22,9 @@ func (s *Server) queryJob(w http.ResponseWriter, req bunrouter.Request) error {
 
 func (s *Server) cancelJob(w http.ResponseWriter, req bunrouter.Request) error {
 	id := req.Param("id")
-	infoOf(req.Context()).jobIDs = []string{id}
-	j, err := s.eng.Cancel(req.Context(), principalOf(req.Context()).AccountID, id)
+	ri := infoOf(req.Context())
+	ri.jobIDs, ri.words = []string{id}, jobWords
+	j, err := s.eng.Jobs().Cancel(req.Context(), principalOf(req.Context()), id)
 	if err != nil {
 		return err
 	}
@@ -47,7 +50,7 @@ func (s *Server) queryByKey(w http.ResponseWriter, req bunrouter.Request) error 
 		return required("the query parameter key (the Idempotency-Key of the send)")
 	}
 	key := q.Get("key")
-	k, err := s.eng.JobsByIdempotencyKey(req.Context(), principalOf(req.Context()).AccountID, key)
+	k, err := s.eng.Jobs().ByIdempotencyKey(req.Context(), principalOf(req.Context()), key)
 	if push.IsKind(err, push.NotFound) {
 		writeOK(w, http.StatusOK, "no send was made with this key: the original request may be resubmitted with the original key", nil)
 		return nil
@@ -56,7 +59,7 @@ func (s *Server) queryByKey(w http.ResponseWriter, req bunrouter.Request) error 
 		return err
 	}
 	if k.Kind != push.RequestKindSingle {
-		return push.Errorf(push.Invalid, "batch_key", "the Idempotency-Key %q belongs to a %s send, which is not recovered by key: resubmit the identical request with the same key to get its jobIds again, then query each job", key, k.Kind)
+		return &httpError{http.StatusBadRequest, "batch_key", fmt.Sprintf("the Idempotency-Key %q belongs to a %s send, which is not recovered by key: resubmit the identical request with the same key to get its jobIds again, then query each job", key, k.Kind)}
 	}
 	j := k.Jobs[0]
 	infoOf(req.Context()).jobIDs = []string{j.ID}

@@ -26,6 +26,9 @@ type requestInfo struct {
 	jobIDs    []string
 	reason    string // why the request was refused or failed
 	replayed  bool   // answered from an Idempotency-Key record
+	// words names the engine's inputs as the route's request does, for
+	// the wording of its refusals.
+	words endpoint
 }
 
 func infoOf(ctx context.Context) *requestInfo {
@@ -152,13 +155,16 @@ func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 		if err != nil {
 			return err
 		}
-		p, err := s.eng.Authenticate(ctx, key)
+		if key == "" {
+			return &httpError{http.StatusUnauthorized, "missing_api_key", "no API key was sent: send the header \"Authorization: Bearer <API key>\" (or \"X-Service-OpenAPI-Key: <API key>\")"}
+		}
+		p, err := s.eng.Keys().Authenticate(ctx, key)
 		if err != nil {
 			return err
 		}
 		ri := infoOf(ctx)
 		ri.principal, ri.authed = p, true
-		d, err := s.eng.Admit(ctx, p)
+		d, err := s.eng.Keys().Admit(ctx, p)
 		if d.Limit > 0 {
 			h := w.Header()
 			h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))

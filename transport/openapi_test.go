@@ -31,7 +31,7 @@ func TestOpenAPIDocumentIsValid31(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := testkit.New(t, testkit.WithLimits(tt.limits))
-			r := h.CallRoot("GET", "/api/openapi.json") // no key
+			r := h.CallRoot(t, "GET", "/api/openapi.json") // no key
 			if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 				t.Fatalf("GET /api/openapi.json: %d %v", r.Status, r.Header)
 			}
@@ -64,7 +64,7 @@ func TestOpenAPIDocumentIsValid31(t *testing.T) {
 // operation to see the server route it.
 func TestEveryRouteIsDocumentedAndEveryDocumentedRouteExists(t *testing.T) {
 	h := testkit.New(t)
-	doc := h.Contract().Doc
+	doc := h.Contract(t).Doc
 	var routed, documented []string
 	ids := map[string]bool{}
 	for _, rt := range h.API.Routes() {
@@ -102,7 +102,7 @@ func TestEveryRouteIsDocumentedAndEveryDocumentedRouteExists(t *testing.T) {
 	for _, op := range documented {
 		method, path, _ := strings.Cut(op, " ")
 		path = strings.ReplaceAll(path, "{id}", "0b6c7e02-4d0e-4c55-9a7a-3c1b2f1e9d10")
-		r := h.CallRoot(method, path)
+		r := h.CallRoot(t, method, path)
 		if e := r.JSON()["error"]; e == "route_not_found" || e == "method_not_allowed" {
 			t.Errorf("%s: %d %s", op, r.Status, r.Body)
 		}
@@ -115,7 +115,7 @@ func TestEveryRouteIsDocumentedAndEveryDocumentedRouteExists(t *testing.T) {
 // the headers Herald always or conditionally sets.
 func TestDocumentCoversAuthIdempotencyAndErrors(t *testing.T) {
 	h := testkit.New(t)
-	doc := h.Contract().Doc
+	doc := h.Contract(t).Doc
 	bearer := doc.Components.SecuritySchemes["bearerAuth"]
 	header := doc.Components.SecuritySchemes["apiKeyHeader"]
 	if bearer == nil || bearer.Value.Type != "http" || bearer.Value.Scheme != "bearer" {
@@ -199,7 +199,7 @@ func TestDocumentCoversAuthIdempotencyAndErrors(t *testing.T) {
 // fail: answers that break the document in different ways are refused.
 func TestContractCatchesMismatches(t *testing.T) {
 	h := testkit.New(t)
-	c := h.Contract()
+	c := h.Contract(t)
 	hdr := func(kv ...string) http.Header {
 		out := http.Header{"Content-Type": {"application/json; charset=utf-8"}, "X-Request-Id": {"r1"}}
 		for i := 0; i+1 < len(kv); i += 2 {

@@ -15,23 +15,24 @@ import (
 // charged, queued or sent.
 func TestRefusals(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}), testkit.WithLimits(push.Limits{RatePerMinute: -1}))
-	f := h.Seed()
-	other := h.Account("other")
-	otherBot := h.TelegramBot(other.ID)
-	otherTarget := h.Target(otherBot.ID, push.TargetUser, "")
-	revoked := h.Key(f.Account.ID)
-	keys, _ := h.Engine.APIKeys(t.Context(), f.Account.ID)
-	if _, err := h.Engine.RevokeAPIKey(t.Context(), keys[len(keys)-1].ID); err != nil {
+	f := h.Seed(t)
+	other := h.Account(t, "other")
+	otherBot := h.TelegramBot(t, other.ID)
+	otherTarget := h.Target(t, otherBot.ID, push.TargetUser, "")
+	revoked := h.Key(t, f.Account.ID)
+	keys, _ := h.Engine.Keys().List(t.Context(), push.System(), push.KeyFilter{AccountID: f.Account.ID})
+	if _, err := h.Engine.Keys().Revoke(t.Context(), push.System(), keys.Items[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	_, plainExpiring, err := h.Engine.CreateAPIKey(t.Context(), f.Account.ID, time.Minute)
+	_, plainExpiring, err := h.Engine.Keys().Create(t.Context(), push.System(), push.KeyCreate{AccountID: f.Account.ID, TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Clock.Advance(2 * time.Minute)
-	suspended := h.Account("suspended")
-	suspendedKey := h.Key(suspended.ID)
-	if _, err := h.Engine.SetAccountStatus(t.Context(), suspended.ID, push.AccountSuspended); err != nil {
+	suspended := h.Account(t, "suspended")
+	suspendedKey := h.Key(t, suspended.ID)
+	status := push.AccountSuspended
+	if _, err := h.Engine.Accounts().Update(t.Context(), push.System(), suspended.ID, push.AccountUpdate{Status: &status}); err != nil {
 		t.Fatal(err)
 	}
 	bot, target := f.Bot.ID, itoa(f.Target.ID)
@@ -131,10 +132,10 @@ func TestRefusals(t *testing.T) {
 		// points
 		{"insufficient points", batch, f.Key, map[string]any{"bot_id": bot, "target_ids": manyTargets(t, h, f), "content": "x"}, nil, 400, "insufficient_points", "needs"},
 	}
-	startBalance := h.Balance(f.Account.ID)
+	startBalance := h.Balance(t, f.Account.ID)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := h.Call("POST", tt.path, tt.key, tt.body, tt.header...)
+			r := h.Call(t, "POST", tt.path, tt.key, tt.body, tt.header...)
 			var e errAnswer
 			r.Decode(t, &e)
 			if r.Status != tt.status || e.Code != tt.status || e.Error != tt.reason || !strings.Contains(e.Message, tt.says) {
@@ -142,10 +143,10 @@ func TestRefusals(t *testing.T) {
 			}
 		})
 	}
-	if n := h.CountJobs(); n != 0 {
+	if n := h.CountJobs(t); n != 0 {
 		t.Fatalf("refused requests stored %d jobs", n)
 	}
-	if got := h.Balance(f.Account.ID); got != startBalance {
+	if got := h.Balance(t, f.Account.ID); got != startBalance {
 		t.Fatalf("balance %d after refusals, want %d", got, startBalance)
 	}
 	if n := h.Telegram.Requests(); n != 0 {
@@ -159,19 +160,19 @@ func TestRefusals(t *testing.T) {
 // manyTargets binds more targets than the account has points for.
 func manyTargets(t *testing.T, h *testkit.Herald, f testkit.Fixture) []int64 {
 	t.Helper()
-	if _, err := h.Engine.SetPoints(t.Context(), f.Account.ID, 2); err != nil {
+	if _, err := h.Engine.Ledger().SetBalance(t.Context(), push.System(), f.Account.ID, 2); err != nil {
 		t.Fatal(err)
 	}
 	ids := []int64{f.Target.ID}
 	for i := 0; i < 2; i++ {
-		ids = append(ids, h.Target(f.Bot.ID, push.TargetUser, "").ID)
+		ids = append(ids, h.Target(t, f.Bot.ID, push.TargetUser, "").ID)
 	}
 	return ids
 }
 
 func TestRoutingRefusals(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	tests := []struct {
 		method, path, key string
 		status            int
@@ -191,7 +192,7 @@ func TestRoutingRefusals(t *testing.T) {
 		{"GET", "/openapi/%01x", "", 400, "invalid_path"},
 	}
 	for _, tt := range tests {
-		r := h.Call(tt.method, tt.path, tt.key, nil)
+		r := h.Call(t, tt.method, tt.path, tt.key, nil)
 		var e errAnswer
 		r.Decode(t, &e)
 		if r.Status != tt.status || e.Error != tt.reason || e.Message == "" {
@@ -202,16 +203,16 @@ func TestRoutingRefusals(t *testing.T) {
 
 func TestBodyTooLarge(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
+	f := h.Seed(t)
 	big := `{"botId":1,"target":"1","content":"` + strings.Repeat("x", 2<<20) + `"}`
-	r := h.Call("POST", "/openapi/v1/push/private", f.Key, big)
+	r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, big)
 	var e errAnswer
 	r.Decode(t, &e)
 	if r.Status != http.StatusRequestEntityTooLarge || e.Error != "body_too_large" || !strings.Contains(e.Message, "larger than 1048576 bytes") {
 		t.Fatalf("2 MiB body: %d %s", r.Status, r.Body)
 	}
-	if h.CountJobs() != 0 || h.Balance(f.Account.ID) != 100 || h.Telegram.Requests() != 0 {
-		t.Fatalf("a refused body: %d jobs, balance %d, %d platform requests", h.CountJobs(), h.Balance(f.Account.ID), h.Telegram.Requests())
+	if h.CountJobs(t) != 0 || h.Balance(t, f.Account.ID) != 100 || h.Telegram.Requests() != 0 {
+		t.Fatalf("a refused body: %d jobs, balance %d, %d platform requests", h.CountJobs(t), h.Balance(t, f.Account.ID), h.Telegram.Requests())
 	}
 }
 
@@ -231,9 +232,9 @@ func withFrozenRateLimit() testkit.Option {
 
 func TestRateLimit(t *testing.T) {
 	h := testkit.New(t, withFrozenRateLimit())
-	f := h.Seed()
+	f := h.Seed(t)
 	for i := 1; i <= 120; i++ {
-		r := h.Call("GET", "/openapi/queue-request?key=k", f.Key, nil)
+		r := h.Call(t, "GET", "/openapi/queue-request?key=k", f.Key, nil)
 		if r.Status != 200 {
 			t.Fatalf("request %d: %d %s", i, r.Status, r.Body)
 		}
@@ -241,60 +242,60 @@ func TestRateLimit(t *testing.T) {
 			t.Fatalf("rate headers: %v", r.Header)
 		}
 	}
-	r := h.Call("POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "121st"})
+	r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "121st"})
 	var e errAnswer
 	r.Decode(t, &e)
 	if r.Status != http.StatusTooManyRequests || e.Error != "rate_limited" || r.Header.Get("Retry-After") != "1" || r.Header.Get("RateLimit-Remaining") != "0" {
 		t.Fatalf("121st request: %d %v %s", r.Status, r.Header, r.Body)
 	}
-	if h.CountJobs() != 0 || h.Telegram.Requests() != 0 {
+	if h.CountJobs(t) != 0 || h.Telegram.Requests() != 0 {
 		t.Fatal("a rate-limited send was stored or sent")
 	}
 	// Another key of the same account has its own limit.
-	if r := h.Call("GET", "/openapi/queue-request?key=k", h.Key(f.Account.ID), nil); r.Status != 200 {
+	if r := h.Call(t, "GET", "/openapi/queue-request?key=k", h.Key(t, f.Account.ID), nil); r.Status != 200 {
 		t.Fatalf("another key: %d", r.Status)
 	}
 }
 
 func TestLegacyKeyPrefix(t *testing.T) {
 	h := testkit.New(t, testkit.WithEngineOptions(func(o *push.Options) { o.LegacyKeyPrefixes = []string{"msp"} }))
-	f := h.Seed()
+	f := h.Seed(t)
 	legacy := "msp_" + strings.Repeat("Z", 32)
-	if _, err := h.Engine.ImportAPIKey(t.Context(), f.Account.ID, legacy, 0); err != nil {
+	if _, err := h.Engine.Keys().Import(t.Context(), push.System(), push.KeyCreate{AccountID: f.Account.ID}, legacy); err != nil {
 		t.Fatal(err)
 	}
-	r := h.Call("GET", "/openapi/queue-request?key=k", legacy, nil)
+	r := h.Call(t, "GET", "/openapi/queue-request?key=k", legacy, nil)
 	if r.Status != 200 {
 		t.Fatalf("legacy key: %d %s", r.Status, r.Body)
 	}
-	if _, err := h.Engine.ImportAPIKey(t.Context(), f.Account.ID, "zzz_"+strings.Repeat("Z", 32), 0); push.KindOf(err) != push.Invalid {
+	if _, err := h.Engine.Keys().Import(t.Context(), push.System(), push.KeyCreate{AccountID: f.Account.ID}, "zzz_"+strings.Repeat("Z", 32)); push.KindOf(err) != push.Invalid {
 		t.Fatalf("importing an unconfigured prefix: %v", err)
 	}
 }
 
 func TestDrainingAnswers503(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	h.Engine.Drain()
-	r := h.Call("POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "x"})
+	r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "x"})
 	var e errAnswer
 	r.Decode(t, &e)
 	if r.Status != 503 || e.Error != "draining" || r.Header.Get("Retry-After") == "" || !strings.Contains(e.Message, "same Idempotency-Key") {
 		t.Fatalf("send while draining: %d %v %s", r.Status, r.Header, r.Body)
 	}
-	if q := h.Call("GET", "/openapi/queue-request?key=x", f.Key, nil); q.Status != 200 {
+	if q := h.Call(t, "GET", "/openapi/queue-request?key=x", f.Key, nil); q.Status != 200 {
 		t.Fatalf("query while draining: %d", q.Status)
 	}
 }
 
 func TestRequestID(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
-	r := h.Call("GET", "/openapi/queue-request?key=k", f.Key, nil, "X-Request-Id", "trace-123")
+	f := h.Seed(t)
+	r := h.Call(t, "GET", "/openapi/queue-request?key=k", f.Key, nil, "X-Request-Id", "trace-123")
 	if r.Header.Get("X-Request-Id") != "trace-123" {
 		t.Fatalf("X-Request-Id echoed as %q", r.Header.Get("X-Request-Id"))
 	}
-	if r := h.Call("GET", "/nope", "", nil); len(r.Header.Get("X-Request-Id")) != 16 {
+	if r := h.Call(t, "GET", "/nope", "", nil); len(r.Header.Get("X-Request-Id")) != 16 {
 		t.Fatalf("generated X-Request-Id %q", r.Header.Get("X-Request-Id"))
 	}
 }

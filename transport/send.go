@@ -29,6 +29,7 @@ type compatRequest struct {
 
 func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error {
 	var body privateRequest
+	infoOf(req.Context()).words = privateWords
 	key, err := s.readSend(w, req, &body)
 	if err != nil {
 		return err
@@ -37,7 +38,6 @@ func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error
 		return required("botId")
 	}
 	r := push.SendRequest{
-		AccountID:      principalOf(req.Context()).AccountID,
 		BotID:          *body.BotID,
 		Message:        message(body.Content, body.MsgType, body.ImageURL, body.IsWakeup),
 		IdempotencyKey: key,
@@ -60,6 +60,7 @@ func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error
 
 func (s *Server) sendCompat(w http.ResponseWriter, req bunrouter.Request) error {
 	var body compatRequest
+	infoOf(req.Context()).words = compatWords
 	key, err := s.readSend(w, req, &body)
 	if err != nil {
 		return err
@@ -68,7 +69,6 @@ func (s *Server) sendCompat(w http.ResponseWriter, req bunrouter.Request) error 
 		return required("bot_id")
 	}
 	r := push.SendRequest{
-		AccountID:      principalOf(req.Context()).AccountID,
 		BotID:          *body.BotID,
 		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
 		IdempotencyKey: key,
@@ -89,7 +89,7 @@ func (s *Server) sendCompat(w http.ResponseWriter, req bunrouter.Request) error 
 // without targets (the caller named a target it should have left out), and
 // otherwise err, the transport's own refusal of the target.
 func (s *Server) refuseTargets(req bunrouter.Request, botID int64, kind push.RequestKind, err error) error {
-	if rerr := s.eng.RefuseTargets(req.Context(), principalOf(req.Context()).AccountID, botID, kind); rerr != nil {
+	if rerr := s.eng.RefuseTargets(req.Context(), principalOf(req.Context()), botID, kind); rerr != nil {
 		return rerr
 	}
 	return err
@@ -98,7 +98,7 @@ func (s *Server) refuseTargets(req bunrouter.Request, botID int64, kind push.Req
 // single sends and answers with the message record: 200 when delivered,
 // 202 while pending or uncertain, 500 when the platform refused it.
 func (s *Server) single(w http.ResponseWriter, req bunrouter.Request, r push.SendRequest) error {
-	res, err := s.eng.Send(req.Context(), r)
+	res, err := s.eng.Send(req.Context(), principalOf(req.Context()), r)
 	if err != nil {
 		return err
 	}

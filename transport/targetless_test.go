@@ -31,11 +31,11 @@ func newTargetless(t *testing.T, opts ...testkit.Option) *targetless {
 	t.Helper()
 	h := testkit.New(t, opts...)
 	s := &targetless{h: h, ntfy: fake.NewNtfy(t), ding: fake.NewDingTalk(t)}
-	f := h.Seed()
+	f := h.Seed(t)
 	s.acct, s.key, s.tg, s.target = f.Account, f.Key, f.Bot, f.Target
-	s.relay = h.PlatformBot(s.acct.ID, "ntfy", map[string]any{"server": s.ntfy.URL(), "topic": "alerts"})
+	s.relay = h.PlatformBot(t, s.acct.ID, "ntfy", map[string]any{"server": s.ntfy.URL(), "topic": "alerts"})
 	token, secret := s.ding.NewRobot(fake.DingTalkSecurity{Sign: true})
-	s.work = h.PlatformBot(s.acct.ID, "dingtalk", map[string]any{"access_token": token, "secret": secret, "api_base": s.ding.URL()})
+	s.work = h.PlatformBot(t, s.acct.ID, "dingtalk", map[string]any{"access_token": token, "secret": secret, "api_base": s.ding.URL()})
 	return s
 }
 
@@ -64,12 +64,12 @@ func TestTargetlessSingleSend(t *testing.T) {
 		for i, tt := range tests {
 			t.Run(bot.Platform+" "+tt.name, func(t *testing.T) {
 				content := fmt.Sprintf("%s %d", bot.Platform, i)
-				r := s.h.Call("POST", tt.path, s.key, fmt.Sprintf(tt.body, bot.ID, content))
+				r := s.h.Call(t, "POST", tt.path, s.key, fmt.Sprintf(tt.body, bot.ID, content))
 				d := data(r)
 				if r.Status != http.StatusOK || r.JSON()["code"] != 0.0 || d["status"] != "SUCCESS" || d["bot"] != float64(bot.ID) || d["content"] != content {
 					t.Fatalf("%d %s", r.Status, r.Body)
 				}
-				j := s.h.Call("GET", "/openapi/queue/"+d["jobId"].(string), s.key, nil)
+				j := s.h.Call(t, "GET", "/openapi/queue/"+d["jobId"].(string), s.key, nil)
 				if jd := data(j); jd["status"] != "succeeded" || jd["targetId"] != nil || jd["success"] != true {
 					t.Fatalf("job: %s", j.Body)
 				}
@@ -116,7 +116,7 @@ func TestTargetlessRefusals(t *testing.T) {
 	for _, bot := range []push.Bot{s.relay, s.work} {
 		for i, tt := range tests {
 			t.Run(bot.Platform+" "+tt.name, func(t *testing.T) {
-				r := s.h.Call("POST", tt.path, s.key, fmt.Sprintf(tt.body, bot.ID, s.tg.ID, s.target.ID), "Idempotency-Key", fmt.Sprintf("refused-%s-%d", bot.Platform, i))
+				r := s.h.Call(t, "POST", tt.path, s.key, fmt.Sprintf(tt.body, bot.ID, s.tg.ID, s.target.ID), "Idempotency-Key", fmt.Sprintf("refused-%s-%d", bot.Platform, i))
 				body := r.JSON()
 				if r.Status != http.StatusBadRequest || body["error"] != tt.reason || body["code"] != 400.0 {
 					t.Fatalf("%d %s; want 400 %s", r.Status, r.Body, tt.reason)
@@ -134,41 +134,41 @@ func TestTargetlessRefusals(t *testing.T) {
 	if s.ntfy.Requests() != 0 || s.ding.Requests() != 0 || len(s.h.Telegram.Messages()) != 0 {
 		t.Errorf("refused requests were sent: ntfy %d, dingtalk %d, telegram %d", s.ntfy.Requests(), s.ding.Requests(), len(s.h.Telegram.Messages()))
 	}
-	if n := s.h.CountJobs(); n != 0 {
+	if n := s.h.CountJobs(t); n != 0 {
 		t.Errorf("%d jobs after refused requests", n)
 	}
-	if b := s.h.Balance(s.acct.ID); b != 100 {
+	if b := s.h.Balance(t, s.acct.ID); b != 100 {
 		t.Errorf("balance %d after refused requests, want 100", b)
 	}
 	// A refused key was not used: it can send now.
-	r := s.h.Call("POST", "/openapi/v1/push/private", s.key, map[string]any{"botId": s.relay.ID, "content": "x"}, "Idempotency-Key", "refused-ntfy-0")
+	r := s.h.Call(t, "POST", "/openapi/v1/push/private", s.key, map[string]any{"botId": s.relay.ID, "content": "x"}, "Idempotency-Key", "refused-ntfy-0")
 	if r.Status != http.StatusOK {
 		t.Errorf("the key of a refused request: %d %s", r.Status, r.Body)
 	}
 	// A bot with targets still needs one.
 	for _, body := range []string{`{"botId":%d,"content":"x"}`, `{"botId":%d,"target":"","content":"x"}`} {
-		r := s.h.Call("POST", "/openapi/v1/push/private", s.key, fmt.Sprintf(body, s.tg.ID))
+		r := s.h.Call(t, "POST", "/openapi/v1/push/private", s.key, fmt.Sprintf(body, s.tg.ID))
 		if r.Status != http.StatusBadRequest || r.JSON()["error"] != "missing_target" {
 			t.Errorf("telegram without a target: %d %s", r.Status, r.Body)
 		}
 	}
-	if r := s.h.Call("POST", "/openapi/send", s.key, fmt.Sprintf(`{"bot_id":%d,"target_id":0,"content":"x"}`, s.tg.ID)); r.Status != http.StatusBadRequest || r.JSON()["error"] != "missing_target" {
+	if r := s.h.Call(t, "POST", "/openapi/send", s.key, fmt.Sprintf(`{"bot_id":%d,"target_id":0,"content":"x"}`, s.tg.ID)); r.Status != http.StatusBadRequest || r.JSON()["error"] != "missing_target" {
 		t.Errorf("telegram with target_id 0: %d %s", r.Status, r.Body)
 	}
-	if r := s.h.Call("POST", "/openapi/v1/push/private", s.key, fmt.Sprintf(`{"botId":%d,"target":"abc","content":"x"}`, s.tg.ID)); r.Status != http.StatusBadRequest || r.JSON()["error"] != "invalid_target_id" {
+	if r := s.h.Call(t, "POST", "/openapi/v1/push/private", s.key, fmt.Sprintf(`{"botId":%d,"target":"abc","content":"x"}`, s.tg.ID)); r.Status != http.StatusBadRequest || r.JSON()["error"] != "invalid_target_id" {
 		t.Errorf("telegram with a malformed target: %d %s", r.Status, r.Body)
 	}
 	// Another account's bot is still 404, whatever the target.
-	other := s.h.Account("other")
-	otherKey := s.h.Key(other.ID)
-	if r := s.h.Call("POST", "/openapi/v1/push/private", otherKey, fmt.Sprintf(`{"botId":%d,"target":"x","content":"x"}`, s.relay.ID)); r.Status != http.StatusBadRequest || r.JSON()["error"] != "invalid_target_id" {
+	other := s.h.Account(t, "other")
+	otherKey := s.h.Key(t, other.ID)
+	if r := s.h.Call(t, "POST", "/openapi/v1/push/private", otherKey, fmt.Sprintf(`{"botId":%d,"target":"x","content":"x"}`, s.relay.ID)); r.Status != http.StatusBadRequest || r.JSON()["error"] != "invalid_target_id" {
 		t.Errorf("another account's targetless bot with a malformed target: %d %s", r.Status, r.Body)
 	}
-	if r := s.h.Call("POST", "/openapi/v1/push/private", otherKey, fmt.Sprintf(`{"botId":%d,"content":"x"}`, s.relay.ID)); r.Status != http.StatusNotFound {
+	if r := s.h.Call(t, "POST", "/openapi/v1/push/private", otherKey, fmt.Sprintf(`{"botId":%d,"content":"x"}`, s.relay.ID)); r.Status != http.StatusNotFound {
 		t.Errorf("another account's targetless bot: %d %s", r.Status, r.Body)
 	}
 	// Binding a target is refused too.
-	_, err := s.h.Engine.BindTarget(context.Background(), push.Target{BotID: s.relay.ID, Type: push.TargetGroup, Address: "alerts"})
+	_, err := s.h.Engine.Targets().Bind(context.Background(), push.System(), push.Target{BotID: s.relay.ID, Type: push.TargetGroup, Address: "alerts"})
 	if push.ReasonOf(err) != "platform_has_no_targets" {
 		t.Errorf("bind a target to an ntfy bot: %v", err)
 	}
@@ -180,7 +180,7 @@ func TestTargetlessRefusals(t *testing.T) {
 func TestTargetlessIdempotency(t *testing.T) {
 	s := newTargetless(t)
 	send := func(path, body, key string) testkit.Response {
-		return s.h.Call("POST", path, s.key, fmt.Sprintf(body, s.relay.ID), "Idempotency-Key", key)
+		return s.h.Call(t, "POST", path, s.key, fmt.Sprintf(body, s.relay.ID), "Idempotency-Key", key)
 	}
 	first := send("/openapi/v1/push/private", `{"botId":%d,"content":"deployed v42"}`, "deploy-42")
 	if first.Status != http.StatusOK {
@@ -202,7 +202,7 @@ func TestTargetlessIdempotency(t *testing.T) {
 	if n := s.ntfy.Requests(); n != 1 {
 		t.Fatalf("ntfy got %d requests, want 1", n)
 	}
-	k := s.h.Call("GET", "/openapi/queue-request?key=deploy-42", s.key, nil)
+	k := s.h.Call(t, "GET", "/openapi/queue-request?key=deploy-42", s.key, nil)
 	if d := data(k); k.Status != http.StatusOK || d["jobId"] != data(first)["jobId"] || d["status"] != "succeeded" || d["targetId"] != nil {
 		t.Fatalf("queue-request: %d %s", k.Status, k.Body)
 	}
@@ -212,11 +212,11 @@ func TestTargetlessIdempotency(t *testing.T) {
 func TestTargetlessPointsBacklogStates(t *testing.T) {
 	s := newTargetless(t, testkit.WithPoints(push.Points{Enabled: true}),
 		testkit.WithLimits(push.Limits{SyncWait: 100 * time.Millisecond, BacklogPerBot: 2, RatePerMinute: -1}))
-	if _, err := s.h.Engine.SetPoints(context.Background(), s.acct.ID, 3); err != nil {
+	if _, err := s.h.Engine.Ledger().SetBalance(context.Background(), push.System(), s.acct.ID, 3); err != nil {
 		t.Fatal(err)
 	}
 	send := func(content string) testkit.Response {
-		return s.h.Call("POST", "/openapi/v1/push/private", s.key, map[string]any{"botId": s.relay.ID, "content": content})
+		return s.h.Call(t, "POST", "/openapi/v1/push/private", s.key, map[string]any{"botId": s.relay.ID, "content": content})
 	}
 	s.ntfy.Block()
 	var jobs []string
@@ -231,19 +231,19 @@ func TestTargetlessPointsBacklogStates(t *testing.T) {
 	if r := send("third"); r.Status != http.StatusTooManyRequests || r.JSON()["error"] != "backlog_full" || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("third send: %d %s", r.Status, r.Body)
 	}
-	if b := s.h.Balance(s.acct.ID); b != 1 {
+	if b := s.h.Balance(t, s.acct.ID); b != 1 {
 		t.Fatalf("balance %d, want 1", b)
 	}
-	if r := s.h.Call("GET", "/openapi/queue/"+jobs[0], s.key, nil); data(r)["pending"] != true || data(r)["success"] != nil {
+	if r := s.h.Call(t, "GET", "/openapi/queue/"+jobs[0], s.key, nil); data(r)["pending"] != true || data(r)["success"] != nil {
 		t.Fatalf("a pending job: %s", r.Body)
 	}
 	s.ntfy.Unblock()
 	for _, id := range jobs {
-		if j := s.h.Settled(id, 5*time.Second); j.State != push.StateSucceeded {
+		if j := s.h.Settled(t, id, 5*time.Second); j.State != push.StateSucceeded {
 			t.Fatalf("job %s: %s %s", id, j.State, j.Error)
 		}
 	}
-	if r := s.h.Call("GET", "/openapi/queue/"+jobs[1], s.key, nil); data(r)["status"] != "succeeded" || data(r)["platformIndex"] == "" {
+	if r := s.h.Call(t, "GET", "/openapi/queue/"+jobs[1], s.key, nil); data(r)["status"] != "succeeded" || data(r)["platformIndex"] == "" {
 		t.Fatalf("a settled job: %s", r.Body)
 	}
 	// The last point pays for one more; then the balance is short.
@@ -253,12 +253,12 @@ func TestTargetlessPointsBacklogStates(t *testing.T) {
 	if r := send("no points"); r.Status != http.StatusBadRequest || r.JSON()["error"] != "insufficient_points" {
 		t.Fatalf("send with 0 points: %d %s", r.Status, r.Body)
 	}
-	if b := s.h.Balance(s.acct.ID); b != 0 {
+	if b := s.h.Balance(t, s.acct.ID); b != 0 {
 		t.Fatalf("balance %d, want 0", b)
 	}
 
 	// Outcomes: uncertain and failed are reported as for any bot.
-	if _, err := s.h.Engine.SetPoints(context.Background(), s.acct.ID, 10); err != nil {
+	if _, err := s.h.Engine.Ledger().SetBalance(context.Background(), push.System(), s.acct.ID, 10); err != nil {
 		t.Fatal(err)
 	}
 	s.ntfy.DropNext(1)
@@ -277,7 +277,7 @@ func TestTargetlessPointsBacklogStates(t *testing.T) {
 func TestTargetlessRateLimit(t *testing.T) {
 	s := newTargetless(t, testkit.WithLimits(push.Limits{RatePerMinute: 3}))
 	for i := 0; i < 4; i++ {
-		r := s.h.Call("POST", "/openapi/send", s.key, map[string]any{"bot_id": s.work.ID, "content": fmt.Sprint("m", i)})
+		r := s.h.Call(t, "POST", "/openapi/send", s.key, map[string]any{"bot_id": s.work.ID, "content": fmt.Sprint("m", i)})
 		want := http.StatusOK
 		if i == 3 {
 			want = http.StatusTooManyRequests

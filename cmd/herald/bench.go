@@ -117,33 +117,34 @@ func benchServerEnv() []string {
 func benchSeed(ctx context.Context, db string, req bench.SeedRequest) (bench.Seed, error) {
 	ef := defaultEngineFlags()
 	ef.db, ef.points, ef.keyFile = db, req.Points, req.KeyFile
-	n, err := openNode(ctx, &ef, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n, err := openNode(ctx, &ef, 0, slog.New(slog.NewTextHandler(io.Discard, nil)), nodeParts{})
 	if err != nil {
 		return bench.Seed{}, err
 	}
-	defer n.close()
-	a, err := n.eng.CreateAccount(ctx, "bench")
+	defer n.Close()
+	sys := push.System()
+	a, err := n.Engine.Accounts().Create(ctx, sys, "bench")
 	if err != nil {
 		return bench.Seed{}, err
 	}
 	if req.Points {
-		if _, err := n.eng.SetPoints(ctx, a.ID, 1<<50); err != nil {
+		if _, err := n.Engine.Ledger().SetBalance(ctx, sys, a.ID, 1<<50); err != nil {
 			return bench.Seed{}, err
 		}
 	}
-	_, key, err := n.eng.CreateAPIKey(ctx, a.ID, 0)
+	_, key, err := n.Engine.Keys().Create(ctx, sys, push.KeyCreate{AccountID: a.ID})
 	if err != nil {
 		return bench.Seed{}, err
 	}
 	out := bench.Seed{Key: key}
 	for i, sb := range req.Bots {
-		b, err := n.eng.CreateBot(ctx, push.Bot{AccountID: a.ID, Platform: "telegram", Name: fmt.Sprint("bench ", i+1), Config: json.RawMessage(sb.Config)})
+		b, err := n.Engine.Bots().Create(ctx, sys, push.Bot{AccountID: a.ID, Platform: "telegram", Name: fmt.Sprint("bench ", i+1), Config: json.RawMessage(sb.Config)})
 		if err != nil {
 			return bench.Seed{}, err
 		}
 		seeded := bench.SeededBot{ID: b.ID}
 		for _, chat := range sb.Chats {
-			t, err := n.eng.BindTarget(ctx, push.Target{BotID: b.ID, Type: push.TargetUser, Address: chat, Name: "chat " + chat})
+			t, err := n.Engine.Targets().Bind(ctx, sys, push.Target{BotID: b.ID, Type: push.TargetUser, Address: chat, Name: "chat " + chat})
 			if err != nil {
 				return bench.Seed{}, err
 			}

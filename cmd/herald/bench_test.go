@@ -82,7 +82,7 @@ func TestBenchScenarios(t *testing.T) {
 // and a key, bot and targets of its own.
 func TestBenchAgainstURL(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{RatePerMinute: -1}))
-	f := h.Seed()
+	f := h.Seed(t)
 	r := runBench(t, "--url", h.URL, "--key", f.Key, "--bot", fmt.Sprint(f.Bot.ID), "--targets", fmt.Sprint(f.Target.ID),
 		"--duration", "1s", "--warmup", "0", "--concurrency", "2")
 	if r.Server != "url" || r.OK == 0 || r.NotOK != 0 || r.ServerFigures != nil {

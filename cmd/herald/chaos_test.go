@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -420,10 +421,11 @@ func checkChaosInvariants(t *testing.T, store *storage.Store, tg *fake.Telegram,
 		if err != nil {
 			t.Fatal(err)
 		}
-		ledger, err := store.Ledger(ctx, id)
+		ledger, err := store.Ledger(ctx, push.LedgerFilter{AccountID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
+		slices.Reverse(ledger) // the store lists newest first; replay it in order
 		balance := int64(100)
 		charges, refunds := map[string]int{}, map[string]int{}
 		for _, e := range ledger {

@@ -51,20 +51,20 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// and sends not paced (the demo sends three messages to one chat in a row).
 	ef := defaultEngineFlags()
 	ef.db, ef.points, ef.imageAllow, ef.platformTime, ef.pacing = filepath.Join(dir, "demo.db"), true, "127.0.0.0/8", 10*time.Second, false
-	n, err := openNode(ctx, &ef, 4, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n, err := openNode(ctx, &ef, 4, slog.New(slog.NewTextHandler(io.Discard, nil)), nodeParts{http: &transport.Options{}})
 	if err != nil {
 		return err
 	}
-	defer n.close()
-	if err := n.eng.Start(ctx); err != nil {
+	defer n.Close()
+	if err := n.Start(ctx); err != nil {
 		return err
 	}
-	defer n.eng.Stop(context.Background())
+	defer n.Stop(context.Background())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := transport.NewHTTPServer("", transport.New(n.eng, transport.Options{}), ef.syncWait)
+	srv := transport.NewHTTPServer("", n.API, ef.syncWait)
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + "/api"
@@ -79,11 +79,12 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p("  platforms fakes of the Telegram, QQ, WeChat, ntfy and DingTalk APIs on loopback,")
 	p("            checking requests as the real services do")
 	p("")
-	acct, err := n.eng.CreateAccount(ctx, "demo")
+	sys := push.System()
+	acct, err := n.Engine.Accounts().Create(ctx, sys, "demo")
 	if err != nil {
 		return err
 	}
-	_, key, err := n.eng.CreateAPIKey(ctx, acct.ID, 0)
+	_, key, err := n.Engine.Keys().Create(ctx, sys, push.KeyCreate{AccountID: acct.ID})
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	type sent struct{ platform, jobID string }
 	var jobs []sent
 	for _, st := range stops {
-		bot, err := n.eng.CreateBot(ctx, push.Bot{AccountID: acct.ID, Platform: st.platform, Name: st.platform + "-demo", Config: st.config})
+		bot, err := n.Engine.Bots().Create(ctx, sys, push.Bot{AccountID: acct.ID, Platform: st.platform, Name: st.platform + "-demo", Config: st.config})
 		if err != nil {
 			return fmt.Errorf("%s bot: %w", st.platform, err)
 		}
@@ -102,7 +103,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		step++
 		var targetID string
 		if st.target != "" {
-			t, err := n.eng.BindTarget(ctx, push.Target{BotID: bot.ID, Type: push.TargetUser, Address: st.target})
+			t, err := n.Engine.Targets().Bind(ctx, sys, push.Target{BotID: bot.ID, Type: push.TargetUser, Address: st.target})
 			if err != nil {
 				return fmt.Errorf("%s target: %w", st.platform, err)
 			}
@@ -145,13 +146,13 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	p("%d. Job states (GET /api/openapi/queue/:id):", step)
 	for _, s := range jobs {
-		j, err := n.eng.Job(ctx, acct.ID, s.jobID)
+		j, err := n.Engine.Jobs().Get(ctx, push.AccountPrincipal(acct.ID), s.jobID)
 		if err != nil {
 			return err
 		}
 		p("   %-9s %s  %-9s platformIndex=%s", s.platform, j.ID, j.State, j.PlatformIndex)
 	}
-	a, _ := n.eng.Account(ctx, acct.ID)
+	a, _ := n.Engine.Accounts().Get(ctx, sys, acct.ID)
 	p("")
 	p("Points: %d → %d (1 point per delivered target).", acct.Points, a.Points)
 	if !*keep {

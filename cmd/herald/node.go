@@ -7,38 +7,23 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/heraldpush/herald/cluster"
-	"github.com/heraldpush/herald/platforms"
-	"github.com/heraldpush/herald/push"
-	"github.com/heraldpush/herald/queue"
-	"github.com/heraldpush/herald/storage"
-	"github.com/redis/go-redis/v9"
+	"github.com/heraldpush/herald/internal/node"
+	"github.com/heraldpush/herald/metrics"
+	"github.com/heraldpush/herald/transport"
 )
 
-// node is a running engine with its store, queue and, in scale-out mode,
-// its Redis client.
-type node struct {
-	store   *storage.Store
-	queue   push.Queue
-	eng     *push.Engine
-	closers []func() error
+// nodeParts are the optional parts of a node beside its engine: the
+// HTTP front (serve, demo) and the metrics (serve).
+type nodeParts struct {
+	http    *transport.Options
+	metrics *metrics.Options
 }
 
-// close releases the store, the Redis connections and the profiles'
-// listener, after the engine has stopped.
-func (n *node) close() {
-	for i := len(n.closers) - 1; i >= 0; i-- {
-		_ = n.closers[i]()
-	}
-	n.closers = nil
-}
-
-// openNode opens the store and builds (but does not start) the engine:
-// SQLite or PostgreSQL with the in-process queue, or, with --redis,
-// PostgreSQL with the asynq queue, completion notices and rate limit in
-// Redis, as one node of many. extra functions may change the engine's
-// options (e.g. its observer).
-func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logger, extra ...func(*push.Options)) (*node, error) {
+// openNode opens the store and builds (but does not start) the node the
+// engine flags describe: SQLite or PostgreSQL with the in-process queue,
+// or, with --redis, PostgreSQL with the asynq queue, completion notices
+// and rate limit in Redis, as one node of many.
+func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logger, parts nodeParts) (*node.Node, error) {
 	if err := ef.validate(); err != nil {
 		return nil, err
 	}
@@ -50,47 +35,28 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	store, err := storage.Open(ctx, ef.db, storage.WithSealer(sealer))
-	if err != nil {
-		return nil, err
-	}
-	n := &node{store: store, closers: []func() error{store.Close}}
-	po := push.Options{
-		Store:             store,
-		Platforms:         platforms.Builtin(popts),
-		Logger:            log,
+	c := node.Config{
+		DB:                ef.db,
+		Sealer:            sealer,
+		RedisNamespace:    ef.redisNamespace,
+		Workers:           workers,
 		Limits:            ef.limits(),
 		Points:            ef.pointsPolicy(),
 		KeyPrefix:         ef.keyPrefix,
 		LegacyKeyPrefixes: splitList(ef.legacyPrefixes),
 		AuthRecheck:       ef.authRecheck,
+		ReconcileInterval: ef.reconcile,
+		Platforms:         popts,
+		Logger:            log,
+		Metrics:           parts.metrics,
+		HTTP:              parts.http,
 	}
-	if ef.redis == "" {
-		n.queue = queue.NewMemory(queue.MemoryOptions{Workers: workers, Logger: log})
-	} else {
-		ropt, err := ef.redisOptions()
-		if err != nil {
-			n.close()
+	if ef.redis != "" {
+		if c.Redis, err = ef.redisOptions(); err != nil {
 			return nil, err
 		}
-		rdb := redis.NewClient(ropt)
-		shared := cluster.NewNode(ctx, rdb, cluster.NodeOptions{Namespace: ef.redisNamespace, Logger: log, Queue: queue.RedisOptions{Workers: workers}})
-		n.closers = append(n.closers, rdb.Close, shared.Close)
-		shared.Apply(&po)
-		n.queue = shared.Queue
-		po.ReconcileInterval = ef.reconcile
 	}
-	po.Queue = n.queue
-	for _, f := range extra {
-		f(&po)
-	}
-	eng, err := push.New(po)
-	if err != nil {
-		n.close()
-		return nil, err
-	}
-	n.eng = eng
-	return n, nil
+	return node.Open(ctx, c)
 }
 
 // nodeFlags are the settings of a long-running node, herald serve or
@@ -112,41 +78,44 @@ func (nf *nodeFlags) register(fs *flag.FlagSet, workersUsage string) {
 }
 
 // open makes the node's logger, serves the runtime profiles when
-// --pprof-addr asks for them, opens the node (extra may change the
-// engine's options) and refuses to go on when its secret key cannot open
-// the stored bot credentials. The engine is not started; closing the node
-// also stops the profiles.
-func (nf *nodeFlags) open(ctx context.Context, stdout, stderr io.Writer, extra ...func(*push.Options)) (*node, *slog.Logger, error) {
-	log, err := nf.logger(stderr)
+// --pprof-addr asks for them, opens the node with its parts and refuses to
+// go on when its secret key cannot open the stored bot credentials. The
+// engine is not started; close, which closing the node needs, also stops
+// the profiles.
+func (nf *nodeFlags) open(ctx context.Context, stdout, stderr io.Writer, parts nodeParts) (n *node.Node, close func(), log *slog.Logger, err error) {
+	log, err = nf.logger(stderr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	stopPprof := func() {}
 	if nf.pprofAddr != "" {
 		if stopPprof, err = servePprof(nf.pprofAddr, log, stdout); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	n, err := openNode(ctx, &nf.engineFlags, nf.workers, log, extra...)
+	n, err = openNode(ctx, &nf.engineFlags, nf.workers, log, parts)
 	if err != nil {
 		stopPprof()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	n.closers = append([]func() error{func() error { stopPprof(); return nil }}, n.closers...)
+	close = func() {
+		_ = n.Close()
+		stopPprof()
+	}
 	if err := checkSecrets(ctx, n, log); err != nil {
-		n.close()
-		return nil, nil, err
+		close()
+		return nil, nil, nil, err
 	}
-	return n, log, nil
+	return n, close, log, nil
 }
 
 // stop stops the node's engine, giving running sends until the drain
 // timeout; late is the warning logged about the sends it had to cut off.
-func (nf *nodeFlags) stop(n *node, log *slog.Logger, late string) {
+func (nf *nodeFlags) stop(n *node.Node, log *slog.Logger, late string) {
 	log.Info("draining", "timeout", nf.drain)
 	ctx, cancel := context.WithTimeout(context.Background(), nf.drain)
 	defer cancel()
-	if err := n.eng.Stop(ctx); err != nil {
+	if err := n.Stop(ctx); err != nil {
 		log.Warn(late, "err", err)
 	}
 }

@@ -146,14 +146,11 @@ func configReference(t *testing.T) string {
 	b.WriteString("\nArguments of the `herald admin` commands (command line only, no environment twin):\n\n")
 	b.WriteString("| command | arguments |\n|---|---|\n")
 	cmds := adminCommands()
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name() < cmds[j].name() })
+	for _, c := range cmds {
+		n := c.name()
 		fs := flag.NewFlagSet(n, flag.ContinueOnError)
-		cmds[n](fs)
+		c.make().flags(fs)
 		var args []string
 		fs.VisitAll(func(f *flag.Flag) {
 			args = append(args, fmt.Sprintf("`--%s` %s", f.Name, f.Usage))

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/heraldpush/herald/internal/node"
 	"github.com/heraldpush/herald/storage"
 )
 
@@ -138,8 +139,8 @@ func readKeyFile(path string) ([]byte, error) {
 // checkSecrets refuses to run a node whose key cannot open the bot
 // credentials in the database, and warns about credentials stored
 // unsealed.
-func checkSecrets(ctx context.Context, n *node, log *slog.Logger) error {
-	rep, err := n.store.CheckSecrets(ctx)
+func checkSecrets(ctx context.Context, n *node.Node, log *slog.Logger) error {
+	rep, err := n.Store.CheckSecrets(ctx)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/metrics"
-	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/storage"
 	"github.com/heraldpush/herald/transport"
 )
@@ -45,27 +44,23 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	var m *metrics.Metrics
-	n, log, err := nf.open(ctx, stdout, stderr, func(o *push.Options) {
-		m = metrics.New(metrics.Options{Logger: o.Logger})
-		o.Observer = m
+	n, closeNode, log, err := nf.open(ctx, stdout, stderr, nodeParts{
+		http:    &transport.Options{Version: version},
+		metrics: &metrics.Options{},
 	})
 	if err != nil {
 		return err
 	}
-	defer n.close()
-	m.Platforms(n.eng.PlatformNames())
-	m.WatchBacklog(n.store, n.eng.PlatformNames())
-	if err := n.eng.Start(ctx); err != nil {
+	defer closeNode()
+	if err := n.Start(ctx); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		_ = n.eng.Stop(context.Background())
+		_ = n.Stop(context.Background())
 		return err
 	}
-	api := transport.New(n.eng, transport.Options{Logger: log, Observer: m, Metrics: m.Handler(), Version: version})
-	srv := transport.NewHTTPServer(*addr, api, nf.syncWait)
+	srv := transport.NewHTTPServer(*addr, n.API, nf.syncWait)
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	scheme := "http"
 	if tlsConf != nil {
@@ -83,13 +78,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	select {
 	case err := <-served:
-		_ = n.eng.Stop(context.Background())
+		_ = n.Stop(context.Background())
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
 	// Drain: new sends get 503 while the listener stays open; running
 	// sends get until the drain timeout; queued jobs stay for the next start.
-	n.eng.Drain()
+	n.Engine.Drain()
 	nf.stop(n, log, "sends still running at the drain timeout were stopped; they become uncertain at the next start")
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

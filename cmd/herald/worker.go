@@ -24,12 +24,12 @@ func worker(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if nf.workers < 1 {
 		return errors.New("--workers must be at least 1")
 	}
-	n, log, err := nf.open(ctx, stdout, stderr)
+	n, closeNode, log, err := nf.open(ctx, stdout, stderr, nodeParts{})
 	if err != nil {
 		return err
 	}
-	defer n.close()
-	if err := n.eng.Start(ctx); err != nil {
+	defer closeNode()
+	if err := n.Start(ctx); err != nil {
 		return err
 	}
 	log.Info("herald worker running", "db", storage.Redact(nf.db), "redis", redactRedis(nf.redis), "workers", nf.workers,

@@ -13,7 +13,7 @@ import (
 // under /api/openapi/, where the key is checked before the method.
 func TestContractUnroutedStatuses(t *testing.T) {
 	h := testkit.New(t, testkit.WithBackend(testkit.SQLite))
-	c := h.Contract()
+	c := h.Contract(t)
 	header := http.Header{"Content-Type": {"application/json; charset=utf-8"}, "X-Request-Id": {"r1"}}
 	tests := []struct {
 		name, method, path string

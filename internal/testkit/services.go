@@ -21,8 +21,8 @@ import (
 // The test services. scripts/test starts a throwaway PostgreSQL cluster and
 // a Redis server on loopback and exports their URLs in these variables.
 const (
-	EnvPostgres = "HERALD_TEST_POSTGRES"
-	EnvRedis    = "HERALD_TEST_REDIS"
+	envPostgres = "HERALD_TEST_POSTGRES"
+	envRedis    = "HERALD_TEST_REDIS"
 )
 
 // needService returns the URL in the environment variable env. Without it
@@ -53,19 +53,19 @@ func RandomName(prefix string) string {
 // in parallel.
 func PostgresURL(tb testing.TB) string {
 	tb.Helper()
-	return PostgresSchemaURL(tb, RandomName("t_"))
+	return postgresSchemaURL(tb, RandomName("t_"))
 }
 
-// PostgresSchemaURL returns the URL of the schema name in the test
+// postgresSchemaURL returns the URL of the schema name in the test
 // PostgreSQL database, creating it if needed; the schema is dropped when
 // the test ends. Two calls with one name share one database (a restart on
 // the same data).
-func PostgresSchemaURL(tb testing.TB, name string) string {
+func postgresSchemaURL(tb testing.TB, name string) string {
 	tb.Helper()
-	base := needService(tb, EnvPostgres, "PostgreSQL")
+	base := needService(tb, envPostgres, "PostgreSQL")
 	u, err := url.Parse(base)
 	if err != nil {
-		tb.Fatalf("testkit: %s is not a URL: %v", EnvPostgres, err)
+		tb.Fatalf("testkit: %s is not a URL: %v", envPostgres, err)
 	}
 	pgExec(tb, base, fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %q`, name))
 	tb.Cleanup(func() { pgExec(tb, base, fmt.Sprintf(`DROP SCHEMA IF EXISTS %q CASCADE`, name)) })
@@ -102,7 +102,7 @@ func pgExec(tb testing.TB, dsn, stmt string) {
 // must flush Redis starts its own server (StartRedisServer).
 func RedisURL(tb testing.TB) string {
 	tb.Helper()
-	return needService(tb, EnvRedis, "Redis")
+	return needService(tb, envRedis, "Redis")
 }
 
 // StartRedisServer starts a private redis-server on a free loopback port,
@@ -116,7 +116,7 @@ func StartRedisServer(tb testing.TB) string {
 	if err != nil {
 		tb.Fatalf("testkit: redis-server is not installed: %v", err)
 	}
-	port := FreePort(tb)
+	port := freePort(tb)
 	dir := tb.TempDir()
 	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "", "--appendonly", "no",
 		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
@@ -144,8 +144,8 @@ func StartRedisServer(tb testing.TB) string {
 	return "redis://" + addr + "/0"
 }
 
-// FreePort returns a TCP port that was free on 127.0.0.1 a moment ago.
-func FreePort(tb testing.TB) int {
+// freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
+func freePort(tb testing.TB) int {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -12,13 +12,7 @@ import (
 
 // PlatformBot creates a bot of the account on any platform; config is
 // marshalled as JSON unless it is a string or []byte.
-func (h *Herald) PlatformBot(accountID int64, platform string, config any) push.Bot {
-	h.T.Helper()
-	return h.platformBot(h.T, accountID, platform, config)
-}
-
-// platformBot is PlatformBot failing tb, which may be a subtest of h.T.
-func (h *Herald) platformBot(tb testing.TB, accountID int64, platform string, config any) push.Bot {
+func (h *Herald) PlatformBot(tb testing.TB, accountID int64, platform string, config any) push.Bot {
 	tb.Helper()
 	var raw []byte
 	switch c := config.(type) {
@@ -32,7 +26,7 @@ func (h *Herald) platformBot(tb testing.TB, accountID int64, platform string, co
 			tb.Fatalf("testkit: marshal %s config: %v", platform, err)
 		}
 	}
-	b, err := h.Engine.CreateBot(context.Background(), push.Bot{AccountID: accountID, Platform: platform, Name: platform, Config: raw})
+	b, err := h.Engine.Bots().Create(context.Background(), push.System(), push.Bot{AccountID: accountID, Platform: platform, Name: platform, Config: raw})
 	if err != nil {
 		tb.Fatalf("testkit: create %s bot: %v", platform, err)
 	}
@@ -42,19 +36,19 @@ func (h *Herald) platformBot(tb testing.TB, accountID int64, platform string, co
 // SendNoTarget sends m through a bot of a platform without targets (no
 // target named) and returns the job as the send left it; a refused send
 // fails the test.
-func (h *Herald) SendNoTarget(accountID, botID int64, m push.Message) push.Job {
-	h.T.Helper()
-	res, err := h.Engine.Send(context.Background(), push.SendRequest{AccountID: accountID, BotID: botID, Message: m})
+func (h *Herald) SendNoTarget(tb testing.TB, accountID, botID int64, m push.Message) push.Job {
+	tb.Helper()
+	res, err := h.Engine.Send(context.Background(), push.AccountPrincipal(accountID), push.SendRequest{BotID: botID, Message: m})
 	if err != nil {
-		h.T.Fatalf("testkit: send through bot %d: %v", botID, err)
+		tb.Fatalf("testkit: send through bot %d: %v", botID, err)
 	}
 	return res.Jobs[0]
 }
 
 // Settled waits until a job is neither queued nor running and returns it.
-func (h *Herald) Settled(id string, timeout time.Duration) push.Job {
-	h.T.Helper()
-	return settled(h.T, h.Engine, id, timeout)
+func (h *Herald) Settled(tb testing.TB, id string, timeout time.Duration) push.Job {
+	tb.Helper()
+	return settled(tb, h.Engine, id, timeout)
 }
 
 // settled polls a job until it is neither queued nor running, failing tb
@@ -63,7 +57,7 @@ func settled(tb testing.TB, e *push.Engine, id string, timeout time.Duration) pu
 	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		j, err := e.JobByID(context.Background(), id)
+		j, err := e.Jobs().Get(context.Background(), push.System(), id)
 		if err != nil {
 			tb.Fatalf("testkit: job %s: %v", id, err)
 		}
@@ -94,7 +88,7 @@ type SendCheck struct {
 // job to settle and checks it against c.
 func (h *Herald) CheckSend(t *testing.T, accountID, botID int64, c SendCheck) push.Job {
 	t.Helper()
-	res, err := h.Engine.Send(context.Background(), push.SendRequest{AccountID: accountID, BotID: botID, Message: push.Message{Content: "hello"}})
+	res, err := h.Engine.Send(context.Background(), push.AccountPrincipal(accountID), push.SendRequest{BotID: botID, Message: push.Message{Content: "hello"}})
 	if err != nil {
 		t.Fatalf("send through bot %d: %v", botID, err)
 	}

@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldpush/herald/cluster"
 	"github.com/heraldpush/herald/internal/fake"
+	"github.com/heraldpush/herald/internal/node"
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
@@ -52,35 +52,36 @@ const (
 	ScaleOut Backend = "scaleout"
 )
 
-// EnvBackend names the environment variable that picks the default
+// envBackend names the environment variable that picks the default
 // backend.
-const EnvBackend = "HERALD_TEST_BACKEND"
+const envBackend = "HERALD_TEST_BACKEND"
 
 // DefaultBackend returns the backend named by HERALD_TEST_BACKEND, SQLite
 // when it is unset.
 func DefaultBackend(tb testing.TB) Backend {
 	tb.Helper()
-	switch b := Backend(os.Getenv(EnvBackend)); b {
+	switch b := Backend(os.Getenv(envBackend)); b {
 	case "", SQLite:
 		return SQLite
 	case ScaleOut:
 		return ScaleOut
 	default:
-		tb.Fatalf("testkit: %s=%q: use %q or %q", EnvBackend, b, SQLite, ScaleOut)
+		tb.Fatalf("testkit: %s=%q: use %q or %q", envBackend, b, SQLite, ScaleOut)
 		return ""
 	}
 }
 
-// Herald is a running Herald for one test.
+// Herald is a running Herald for one test: a node assembled as herald
+// serve assembles it (see package node), on the test's backend, with its
+// HTTP front on an httptest server. Its helpers take the testing.TB to
+// fail per call, so that a helper used inside t.Run fails that subtest.
 type Herald struct {
-	T      testing.TB
 	Engine *push.Engine
 	Store  *storage.Store
 	// Queue is a *queue.Memory on SQLite and holds a *queue.Redis on
 	// ScaleOut; on both, Queue.(interface{ Len() int }) counts the ids
 	// waiting for a worker.
 	Queue    push.Queue
-	Server   *httptest.Server
 	Backend  Backend
 	Clock    *Clock
 	Telegram *fake.Telegram
@@ -93,12 +94,13 @@ type Herald struct {
 	// Root is the server's root URL (the probes and /metrics live there).
 	Root string
 
+	node    *node.Node
+	server  *httptest.Server
 	stopped bool
-	chatSeq int64
-	closers []func() error // after the store: Redis subscribers and clients
 
-	contractOnce sync.Once
-	contract     *Contract
+	mu       sync.Mutex
+	chatSeq  int64
+	contract *Contract
 }
 
 type config struct {
@@ -154,7 +156,7 @@ func WithPacing() Option { return func(c *config) { c.pacing = true } }
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithReadyCheck adds a readiness check to GET /readyz (beside the
-// database's).
+// database's, and Redis's on the scale-out backend).
 func WithReadyCheck(rc transport.ReadyCheck) Option {
 	return func(c *config) { c.ready = append(c.ready, rc) }
 }
@@ -169,62 +171,58 @@ func New(tb testing.TB, opts ...Option) *Herald {
 	if c.backend == "" {
 		c.backend = DefaultBackend(tb)
 	}
-	ctx := context.Background()
 	if c.telegram == nil {
 		c.telegram = fake.NewTelegram(tb)
 	}
-	logger := c.logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
 	clock := &Clock{}
-	m := metrics.New(metrics.Options{Logger: logger, NoRuntime: true})
-	h := &Herald{T: tb, Clock: clock, Telegram: c.telegram, Backend: c.backend, Metrics: m}
-	po := push.Options{
-		Platforms: platforms.Builtin(platforms.Options{
+	h := &Herald{Clock: clock, Telegram: c.telegram, Backend: c.backend}
+	nc := node.Config{
+		DB:      c.db,
+		Workers: c.workers,
+		Limits:  c.limits,
+		Points:  c.points,
+		Clock:   clock,
+		Platforms: platforms.Options{
 			Timeout:    10 * time.Second,
 			ImageAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
 			NoPacing:   !c.pacing,
 			Now:        clock.Now,
-		}),
-		Clock:        clock,
-		Logger:       logger,
-		Observer:     m,
-		Limits:       c.limits,
-		Points:       c.points,
-		RetryBackoff: 20 * time.Millisecond,
+		},
+		Logger:          c.logger,
+		Metrics:         &metrics.Options{NoRuntime: true},
+		HTTP:            &transport.Options{Ready: c.ready},
+		QueueRetryDelay: 50 * time.Millisecond,
+		RetryBackoff:    20 * time.Millisecond,
+		Engine:          c.engine,
 	}
-	switch c.backend {
-	case ScaleOut:
-		h.scaleOut(&c, &po, logger)
-	default:
-		store, err := storage.Open(ctx, c.db, storage.WithSealer(sealerFor(c.db)))
-		if err != nil {
-			tb.Fatalf("testkit: open store: %v", err)
+	if c.backend == ScaleOut {
+		ns := RandomName("t_")
+		if c.db != ":memory:" {
+			ns = schemaFor(c.db)
 		}
-		h.Store = store
-		h.Queue = queue.NewMemory(queue.MemoryOptions{Workers: c.workers, Logger: logger, RetryDelay: 50 * time.Millisecond})
-		po.Queue = h.Queue
+		nc.DB = postgresSchemaURL(tb, ns)
+		opt, err := redis.ParseURL(RedisURL(tb))
+		if err != nil {
+			tb.Fatalf("testkit: %s: %v", envRedis, err)
+		}
+		nc.Redis, nc.RedisNamespace, nc.QueueForwardInterval = opt, ns, 50*time.Millisecond
 	}
-	po.Store = h.Store
-	if c.engine != nil {
-		c.engine(&po)
-	}
-	eng, err := push.New(po)
+	nc.Sealer = sealerFor(nc.DB)
+	n, err := node.Open(context.Background(), nc)
 	if err != nil {
-		h.closeBackend()
-		tb.Fatalf("testkit: new engine: %v", err)
+		tb.Fatalf("testkit: open node: %v", err)
 	}
-	h.Engine = eng
-	m.Platforms(eng.PlatformNames())
-	m.WatchBacklog(h.Store, eng.PlatformNames())
-	h.API = transport.New(eng, transport.Options{Logger: logger, Observer: m, Metrics: m.Handler(), Ready: c.ready})
-	h.Server = httptest.NewServer(h.API)
-	h.Root = h.Server.URL
-	h.URL = h.Server.URL + transport.BasePath
+	h.node, h.Engine, h.Store, h.Metrics, h.API = n, n.Engine, n.Store, n.Metrics, n.API
+	h.Queue = n.Queue
+	if n.RedisQueue != nil {
+		h.Queue = redisQueue{n.RedisQueue, tb}
+	}
+	h.server = httptest.NewServer(h.API)
+	h.Root = h.server.URL
+	h.URL = h.server.URL + transport.BasePath
 	tb.Cleanup(h.Stop)
 	if !c.noStart {
-		if err := eng.Start(ctx); err != nil {
+		if err := n.Start(context.Background()); err != nil {
 			tb.Fatalf("testkit: start engine: %v", err)
 		}
 	}
@@ -238,43 +236,12 @@ func (h *Herald) Stop() {
 		return
 	}
 	h.stopped = true
-	h.Server.CloseClientConnections()
-	h.Server.Close()
+	h.server.CloseClientConnections()
+	h.server.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = h.Engine.Stop(ctx)
-	h.closeBackend()
-}
-
-// scaleOut opens the scale-out backend: a PostgreSQL schema, and a Redis
-// namespace for the asynq queue, the completion notices and the rate
-// limit.
-func (h *Herald) scaleOut(c *config, po *push.Options, logger *slog.Logger) {
-	tb := h.T
-	tb.Helper()
-	ctx := context.Background()
-	ns := RandomName("t_")
-	if c.db != ":memory:" {
-		ns = schemaFor(c.db)
-	}
-	dsn := PostgresSchemaURL(tb, ns)
-	opt, err := redis.ParseURL(RedisURL(tb))
-	if err != nil {
-		tb.Fatalf("testkit: %s: %v", EnvRedis, err)
-	}
-	store, err := storage.Open(ctx, dsn, storage.WithSealer(sealerFor(dsn)))
-	if err != nil {
-		tb.Fatalf("testkit: open store: %v", err)
-	}
-	h.Store = store
-	rdb := redis.NewClient(opt)
-	shared := cluster.NewNode(ctx, rdb, cluster.NodeOptions{
-		Namespace: ns, Logger: logger, Clock: h.Clock,
-		Queue: queue.RedisOptions{Workers: c.workers, ForwardInterval: 50 * time.Millisecond, RetryDelay: 50 * time.Millisecond},
-	})
-	h.closers = append(h.closers, shared.Close, rdb.Close)
-	shared.Apply(po)
-	h.Queue = redisQueue{shared.Queue, tb}
+	_ = h.node.Stop(ctx)
+	_ = h.node.Close()
 }
 
 // redisQueue is the scale-out queue as a test sees it: Len, as on
@@ -295,17 +262,6 @@ func (q redisQueue) Len() int {
 	return n
 }
 
-// closeBackend closes the store and the Redis clients.
-func (h *Herald) closeBackend() {
-	if h.Store != nil {
-		_ = h.Store.Close()
-	}
-	for _, c := range h.closers {
-		_ = c()
-	}
-	h.closers = nil
-}
-
 // Fixture is a seeded account with a key, a Telegram bot and a user
 // target.
 type Fixture struct {
@@ -317,61 +273,58 @@ type Fixture struct {
 
 // Seed creates an account, an API key, a Telegram bot on the fake server
 // and a bound user target.
-func (h *Herald) Seed() Fixture {
-	h.T.Helper()
-	a := h.Account("acme")
-	bot := h.TelegramBot(a.ID)
-	return Fixture{Account: a, Key: h.Key(a.ID), Bot: bot, Target: h.Target(bot.ID, push.TargetUser, "")}
+func (h *Herald) Seed(tb testing.TB) Fixture {
+	tb.Helper()
+	a := h.Account(tb, "acme")
+	bot := h.TelegramBot(tb, a.ID)
+	return Fixture{Account: a, Key: h.Key(tb, a.ID), Bot: bot, Target: h.Target(tb, bot.ID, push.TargetUser, "")}
 }
 
 // Account creates an account.
-func (h *Herald) Account(name string) push.Account {
-	h.T.Helper()
-	a, err := h.Engine.CreateAccount(context.Background(), name)
+func (h *Herald) Account(tb testing.TB, name string) push.Account {
+	tb.Helper()
+	a, err := h.Engine.Accounts().Create(context.Background(), push.System(), name)
 	if err != nil {
-		h.T.Fatalf("testkit: create account: %v", err)
+		tb.Fatalf("testkit: create account: %v", err)
 	}
 	return a
 }
 
 // Key creates an API key for the account and returns it in plain text.
-func (h *Herald) Key(accountID int64) string {
-	h.T.Helper()
-	_, plain, err := h.Engine.CreateAPIKey(context.Background(), accountID, 0)
+func (h *Herald) Key(tb testing.TB, accountID int64) string {
+	tb.Helper()
+	_, plain, err := h.Engine.Keys().Create(context.Background(), push.System(), push.KeyCreate{AccountID: accountID})
 	if err != nil {
-		h.T.Fatalf("testkit: create key: %v", err)
+		tb.Fatalf("testkit: create key: %v", err)
 	}
 	return plain
 }
 
 // TelegramBot creates a Telegram bot for the account, registered with the
 // fake Telegram server.
-func (h *Herald) TelegramBot(accountID int64) push.Bot {
-	h.T.Helper()
-	cfg, _ := json.Marshal(map[string]string{"token": h.Telegram.NewBot(), "api_base": h.Telegram.URL()})
-	b, err := h.Engine.CreateBot(context.Background(), push.Bot{AccountID: accountID, Platform: "telegram", Name: "tg", Config: cfg})
-	if err != nil {
-		h.T.Fatalf("testkit: create bot: %v", err)
-	}
-	return b
+func (h *Herald) TelegramBot(tb testing.TB, accountID int64) push.Bot {
+	tb.Helper()
+	return h.PlatformBot(tb, accountID, "telegram", map[string]string{"token": h.Telegram.NewBot(), "api_base": h.Telegram.URL()})
 }
 
 // Target binds a target to a Telegram bot and makes its chat known to the
 // fake server. An empty address picks a fresh chat id of the right sign.
-func (h *Herald) Target(botID int64, tt push.TargetType, address string) push.Target {
-	h.T.Helper()
+func (h *Herald) Target(tb testing.TB, botID int64, tt push.TargetType, address string) push.Target {
+	tb.Helper()
 	if address == "" {
+		h.mu.Lock()
 		h.chatSeq++
 		id := 100000 + h.chatSeq
+		h.mu.Unlock()
 		if tt == push.TargetGroup {
 			id = -id
 		}
 		address = strconv.FormatInt(id, 10)
 	}
 	h.Telegram.AddChat(address)
-	t, err := h.Engine.BindTarget(context.Background(), push.Target{BotID: botID, Type: tt, Address: address})
+	t, err := h.Engine.Targets().Bind(context.Background(), push.System(), push.Target{BotID: botID, Type: tt, Address: address})
 	if err != nil {
-		h.T.Fatalf("testkit: bind target: %v", err)
+		tb.Fatalf("testkit: bind target: %v", err)
 	}
 	return t
 }
@@ -402,29 +355,28 @@ func (r Response) Decode(tb testing.TB, v any) {
 // marshalled as JSON unless it is a string or []byte, and header pairs
 // ("Name", "value", …) are added. The answer is checked against the
 // server's OpenAPI document: a mismatch fails the test.
-func (h *Herald) Call(method, path, key string, body any, header ...string) Response {
-	h.T.Helper()
-	return call(h.T, h.Contract(), h.URL, method, path, key, body, header...)
+func (h *Herald) Call(tb testing.TB, method, path, key string, body any, header ...string) Response {
+	tb.Helper()
+	return call(tb, h.Contract(tb), h.URL, method, path, key, body, header...)
 }
 
 // CallRoot is Call for paths outside /api (/healthz, /readyz, /metrics).
-func (h *Herald) CallRoot(method, path string, header ...string) Response {
-	h.T.Helper()
-	return call(h.T, h.Contract(), h.Root, method, path, "", nil, header...)
+func (h *Herald) CallRoot(tb testing.TB, method, path string, header ...string) Response {
+	tb.Helper()
+	return call(tb, h.Contract(tb), h.Root, method, path, "", nil, header...)
 }
 
 // Contract returns the server's OpenAPI document, loaded on first use.
-func (h *Herald) Contract() *Contract {
-	h.T.Helper()
-	h.contractOnce.Do(func() {
+func (h *Herald) Contract(tb testing.TB) *Contract {
+	tb.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.contract == nil {
 		c, err := LoadContract(h.API.OpenAPI())
 		if err != nil {
-			h.T.Fatalf("testkit: %v", err)
+			tb.Fatalf("testkit: %v", err)
 		}
 		h.contract = c
-	})
-	if h.contract == nil {
-		h.T.Fatalf("testkit: the OpenAPI document did not load")
 	}
 	return h.contract
 }
@@ -485,31 +437,31 @@ func call(tb testing.TB, contract *Contract, base, method, path, key string, bod
 
 // WaitJob waits up to timeout for a job to settle and fails the test
 // unless it settled in state want (a settled state).
-func (h *Herald) WaitJob(id string, want push.State, timeout time.Duration) push.Job {
-	h.T.Helper()
-	j := h.Settled(id, timeout)
+func (h *Herald) WaitJob(tb testing.TB, id string, want push.State, timeout time.Duration) push.Job {
+	tb.Helper()
+	j := h.Settled(tb, id, timeout)
 	if j.State != want {
-		h.T.Fatalf("testkit: job %s settled %s, want %s (error %q)", id, j.State, want, j.Error)
+		tb.Fatalf("testkit: job %s settled %s, want %s (error %q)", id, j.State, want, j.Error)
 	}
 	return j
 }
 
 // Balance returns an account's points.
-func (h *Herald) Balance(accountID int64) int64 {
-	h.T.Helper()
-	a, err := h.Engine.Account(context.Background(), accountID)
+func (h *Herald) Balance(tb testing.TB, accountID int64) int64 {
+	tb.Helper()
+	a, err := h.Engine.Accounts().Get(context.Background(), push.System(), accountID)
 	if err != nil {
-		h.T.Fatalf("testkit: account %d: %v", accountID, err)
+		tb.Fatalf("testkit: account %d: %v", accountID, err)
 	}
 	return a.Points
 }
 
 // CountJobs returns the number of jobs in the database.
-func (h *Herald) CountJobs() int {
-	h.T.Helper()
+func (h *Herald) CountJobs(tb testing.TB) int {
+	tb.Helper()
 	n, err := h.Store.DB().NewSelect().Table("jobs").Count(context.Background())
 	if err != nil {
-		h.T.Fatalf("testkit: count jobs: %v", err)
+		tb.Fatalf("testkit: count jobs: %v", err)
 	}
 	return int(n)
 }

@@ -17,8 +17,8 @@ import (
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
 	f := fake.NewBark(t)
-	acct := h.Account("acme")
-	bot := h.PlatformBot(acct.ID, "bark", map[string]any{"server": f.URL(), "device_key": f.NewDevice(), "group": "ops"})
+	acct := h.Account(t, "acme")
+	bot := h.PlatformBot(t, acct.ID, "bark", map[string]any{"server": f.URL(), "device_key": f.NewDevice(), "group": "ops"})
 	tests := []struct {
 		name string
 		msg  push.Message
@@ -31,7 +31,7 @@ func TestSendFormats(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := h.SendNoTarget(acct.ID, bot.ID, tt.msg)
+			j := h.SendNoTarget(t, acct.ID, bot.ID, tt.msg)
 			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q platformIndex %q", j.State, j.Error, j.PlatformIndex)
 			}
@@ -52,23 +52,23 @@ func TestSendFormats(t *testing.T) {
 func TestPayloadLimit(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
 	f := fake.NewBark(t)
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	key := f.NewDevice()
-	bot := h.PlatformBot(acct.ID, "bark", map[string]any{"server": f.URL(), "device_key": key})
+	bot := h.PlatformBot(t, acct.ID, "bark", map[string]any{"server": f.URL(), "device_key": key})
 	long := strings.Repeat("警", 1400) // 4200 bytes
 	if n := bark.PayloadSize(map[string]any{"device_key": key, "body": long, "id": strings.Repeat("0", 36)}); n <= bark.MaxPayload {
 		t.Fatalf("test message makes a %d-byte payload; want one over the limit", n)
 	}
-	_, err := h.Engine.Send(t.Context(), push.SendRequest{AccountID: acct.ID, BotID: bot.ID, Message: push.Message{Content: long}})
+	_, err := h.Engine.Send(t.Context(), push.AccountPrincipal(acct.ID), push.SendRequest{BotID: bot.ID, Message: push.Message{Content: long}})
 	if push.ReasonOf(err) != "content_too_long" || !strings.Contains(err.Error(), "4096") {
 		t.Fatalf("send: %v; want content_too_long", err)
 	}
-	if h.Balance(acct.ID) != 100 || f.Requests() != 0 {
-		t.Fatalf("balance %d, bark requests %d after a refused send", h.Balance(acct.ID), f.Requests())
+	if h.Balance(t, acct.ID) != 100 || f.Requests() != 0 {
+		t.Fatalf("balance %d, bark requests %d after a refused send", h.Balance(t, acct.ID), f.Requests())
 	}
 	// Just under the margin passes and arrives.
 	fits := strings.Repeat("警", 1200)
-	j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: fits})
+	j := h.SendNoTarget(t, acct.ID, bot.ID, push.Message{Content: fits})
 	if j.State != push.StateSucceeded {
 		t.Fatalf("1200 Chinese characters: job %s %s", j.State, j.Error)
 	}
@@ -79,7 +79,7 @@ func TestPayloadLimit(t *testing.T) {
 
 func TestErrorClasses(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond}))
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	tests := []struct {
 		name     string
 		unknown  bool
@@ -111,7 +111,7 @@ func TestErrorClasses(t *testing.T) {
 			if tt.unknown {
 				key = "UnknownDeviceKey0123456"
 			}
-			bot := h.PlatformBot(acct.ID, "bark", map[string]any{"server": f.URL(), "device_key": key})
+			bot := h.PlatformBot(t, acct.ID, "bark", map[string]any{"server": f.URL(), "device_key": key})
 			if tt.prepare != nil {
 				tt.prepare(f)
 			}

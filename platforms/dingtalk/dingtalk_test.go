@@ -19,9 +19,9 @@ import (
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
 	f := fake.NewDingTalk(t)
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	token, secret := f.NewRobot(fake.DingTalkSecurity{Sign: true})
-	bot := h.PlatformBot(acct.ID, "dingtalk", map[string]any{"access_token": token, "secret": secret, "api_base": f.URL()})
+	bot := h.PlatformBot(t, acct.ID, "dingtalk", map[string]any{"access_token": token, "secret": secret, "api_base": f.URL()})
 	tests := []struct {
 		name string
 		msg  push.Message
@@ -38,7 +38,7 @@ func TestSendFormats(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := h.SendNoTarget(acct.ID, bot.ID, tt.msg)
+			j := h.SendNoTarget(t, acct.ID, bot.ID, tt.msg)
 			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q platformIndex %q", j.State, j.Error, j.PlatformIndex)
 			}
@@ -55,7 +55,7 @@ func TestSendFormats(t *testing.T) {
 func TestSecurity(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
 	f := fake.NewDingTalk(t)
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	signed, secret := f.NewRobot(fake.DingTalkSecurity{Sign: true})
 	_, otherSecret := f.NewRobot(fake.DingTalkSecurity{Sign: true})
 	kw, _ := f.NewRobot(fake.DingTalkSecurity{Keywords: []string{"告警", "alert"}})
@@ -85,8 +85,8 @@ func TestSecurity(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f.SetClockSkew(tt.skew)
 			tt.cfg["api_base"] = f.URL()
-			bot := h.PlatformBot(acct.ID, "dingtalk", tt.cfg)
-			j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: tt.content})
+			bot := h.PlatformBot(t, acct.ID, "dingtalk", tt.cfg)
+			j := h.SendNoTarget(t, acct.ID, bot.ID, push.Message{Content: tt.content})
 			if j.State != tt.state || !strings.Contains(j.Error, tt.errHas) {
 				t.Fatalf("job %s %q, want %s with %q", j.State, j.Error, tt.state, tt.errHas)
 			}
@@ -100,23 +100,23 @@ func TestSecurity(t *testing.T) {
 	f.SetClockSkew(0)
 
 	// Keywords in the config: a message without one is refused up front.
-	bot := h.PlatformBot(acct.ID, "dingtalk", map[string]any{"access_token": kw, "keywords": []string{"告警", "alert"}, "api_base": f.URL()})
-	before, requests := h.Balance(acct.ID), f.Requests()
-	_, err := h.Engine.Send(t.Context(), push.SendRequest{AccountID: acct.ID, BotID: bot.ID, Message: push.Message{Content: "disk full"}})
+	bot := h.PlatformBot(t, acct.ID, "dingtalk", map[string]any{"access_token": kw, "keywords": []string{"告警", "alert"}, "api_base": f.URL()})
+	before, requests := h.Balance(t, acct.ID), f.Requests()
+	_, err := h.Engine.Send(t.Context(), push.AccountPrincipal(acct.ID), push.SendRequest{BotID: bot.ID, Message: push.Message{Content: "disk full"}})
 	if push.ReasonOf(err) != "missing_keyword" || !strings.Contains(err.Error(), "告警, alert") {
 		t.Fatalf("send without a keyword: %v", err)
 	}
-	if h.Balance(acct.ID) != before || f.Requests() != requests {
+	if h.Balance(t, acct.ID) != before || f.Requests() != requests {
 		t.Fatal("a send refused for its keyword was charged or sent")
 	}
-	if j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Type: push.MsgTypeMarkdown, Content: "**告警** disk full"}); j.State != push.StateSucceeded {
+	if j := h.SendNoTarget(t, acct.ID, bot.ID, push.Message{Type: push.MsgTypeMarkdown, Content: "**告警** disk full"}); j.State != push.StateSucceeded {
 		t.Fatalf("markdown with a keyword: %s %s", j.State, j.Error)
 	}
 }
 
 func TestErrorClasses(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond}))
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	tests := []struct {
 		name     string
 		badToken bool
@@ -143,7 +143,7 @@ func TestErrorClasses(t *testing.T) {
 			if tt.badToken {
 				token = strings.Repeat("0", 64)
 			}
-			bot := h.PlatformBot(acct.ID, "dingtalk", map[string]any{"access_token": token, "api_base": f.URL()})
+			bot := h.PlatformBot(t, acct.ID, "dingtalk", map[string]any{"access_token": token, "api_base": f.URL()})
 			if tt.prepare != nil {
 				tt.prepare(f)
 			}
@@ -157,15 +157,15 @@ func TestErrorClasses(t *testing.T) {
 func TestRateLimitWithoutPacing(t *testing.T) {
 	h := testkit.New(t)
 	f := fake.NewDingTalk(t)
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	token, _ := f.NewRobot(fake.DingTalkSecurity{})
-	bot := h.PlatformBot(acct.ID, "dingtalk", map[string]any{"access_token": token, "api_base": f.URL()})
+	bot := h.PlatformBot(t, acct.ID, "dingtalk", map[string]any{"access_token": token, "api_base": f.URL()})
 	for i := 0; i < 20; i++ {
-		if j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: fmt.Sprint("m", i)}); j.State != push.StateSucceeded {
+		if j := h.SendNoTarget(t, acct.ID, bot.ID, push.Message{Content: fmt.Sprint("m", i)}); j.State != push.StateSucceeded {
 			t.Fatalf("message %d: %s %s", i, j.State, j.Error)
 		}
 	}
-	j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "one too many"})
+	j := h.SendNoTarget(t, acct.ID, bot.ID, push.Message{Content: "one too many"})
 	if j.State != push.StateFailed || !strings.Contains(j.Error, "send too fast") || !strings.Contains(j.Error, "(code 130101)") {
 		t.Fatalf("21st message: %s %q", j.State, j.Error)
 	}

@@ -143,7 +143,7 @@ func TestConfigAndTargetValidation(t *testing.T) {
 	}
 	for _, c := range configs {
 		t.Run("config "+c.name, func(t *testing.T) {
-			_, err := e.H.Engine.CreateBot(ctx, push.Bot{AccountID: e.Account.ID, Platform: "feishu", Name: "b", Config: json.RawMessage(c.cfg)})
+			_, err := e.H.Engine.Bots().Create(ctx, push.System(), push.Bot{AccountID: e.Account.ID, Platform: "feishu", Name: "b", Config: json.RawMessage(c.cfg)})
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("valid config refused: %v", err)
@@ -182,7 +182,7 @@ func TestConfigAndTargetValidation(t *testing.T) {
 	}
 	for _, c := range targets {
 		t.Run("target "+c.name, func(t *testing.T) {
-			_, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: bot.ID, Type: c.tt, Address: c.addr})
+			_, err := e.H.Engine.Targets().Bind(ctx, push.System(), push.Target{BotID: bot.ID, Type: c.tt, Address: c.addr})
 			if c.ok != (err == nil) {
 				t.Fatalf("bind %s %q = %v, want ok=%v", c.tt, c.addr, err, c.ok)
 			}
@@ -259,7 +259,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 		}
 		before := e.fs.TokenFetches()
 		e.fs.Fail(fake.FeishuOpToken, fake.FeishuFault{Delay: 200 * time.Millisecond})
-		res, err := e.H.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.Account.ID, BotID: b.ID, TargetIDs: ids, Message: text("all")})
+		res, err := e.H.Engine.SendBatch(ctx, push.AccountPrincipal(e.Account.ID), push.BatchRequest{BotID: b.ID, TargetIDs: ids, Message: text("all")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,9 +17,9 @@ import (
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
 	f := fake.NewGotify(t)
-	acct := h.Account("acme")
-	bot := h.PlatformBot(acct.ID, "gotify", map[string]any{"server": f.URL(), "token": f.NewApp("deploys")})
-	prio := h.PlatformBot(acct.ID, "gotify", map[string]any{"server": f.URL() + "/", "token": f.NewApp("pager"), "priority": 9})
+	acct := h.Account(t, "acme")
+	bot := h.PlatformBot(t, acct.ID, "gotify", map[string]any{"server": f.URL(), "token": f.NewApp("deploys")})
+	prio := h.PlatformBot(t, acct.ID, "gotify", map[string]any{"server": f.URL() + "/", "token": f.NewApp("pager"), "priority": 9})
 	md := map[string]any{"client::display": map[string]any{"contentType": "text/markdown"}}
 	tests := []struct {
 		name string
@@ -41,7 +41,7 @@ func TestSendFormats(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := h.SendNoTarget(acct.ID, tt.bot.ID, tt.msg)
+			j := h.SendNoTarget(t, acct.ID, tt.bot.ID, tt.msg)
 			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
@@ -58,7 +58,7 @@ func TestSendFormats(t *testing.T) {
 
 func TestErrorClasses(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond}))
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	tests := []struct {
 		name     string
 		token    func(f *fake.Gotify) string
@@ -88,7 +88,7 @@ func TestErrorClasses(t *testing.T) {
 			if tt.token != nil {
 				token = tt.token(f)
 			}
-			bot := h.PlatformBot(acct.ID, "gotify", map[string]any{"server": f.URL(), "token": token})
+			bot := h.PlatformBot(t, acct.ID, "gotify", map[string]any{"server": f.URL(), "token": token})
 			if tt.prepare != nil {
 				tt.prepare(f)
 			}

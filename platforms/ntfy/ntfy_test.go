@@ -24,8 +24,8 @@ var ctx = context.Background()
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
 	f := fake.NewNtfy(t)
-	acct := h.Account("acme")
-	bot := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "alerts"})
+	acct := h.Account(t, "acme")
+	bot := h.PlatformBot(t, acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "alerts"})
 	tests := []struct {
 		name string
 		msg  push.Message
@@ -42,7 +42,7 @@ func TestSendFormats(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := h.SendNoTarget(acct.ID, bot.ID, tt.msg)
+			j := h.SendNoTarget(t, acct.ID, bot.ID, tt.msg)
 			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
@@ -62,7 +62,7 @@ func TestAuthentication(t *testing.T) {
 	f := fake.NewNtfy(t)
 	f.Protect("private")
 	token := f.AddUser("phil", "s3cret-pass", "private")
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	tests := []struct {
 		name    string
 		cfg     map[string]any
@@ -80,9 +80,9 @@ func TestAuthentication(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg["server"], tt.cfg["topic"] = f.URL(), "private"
-			bot := h.PlatformBot(acct.ID, "ntfy", tt.cfg)
+			bot := h.PlatformBot(t, acct.ID, "ntfy", tt.cfg)
 			before := len(f.Messages())
-			j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"})
+			j := h.SendNoTarget(t, acct.ID, bot.ID, push.Message{Content: "hello"})
 			if j.State != tt.state || !strings.Contains(j.Error, tt.errHas) {
 				t.Fatalf("job %s %q, want %s with %q", j.State, j.Error, tt.state, tt.errHas)
 			}
@@ -102,7 +102,7 @@ func TestAuthentication(t *testing.T) {
 
 func TestErrorClasses(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond, SyncWait: 5 * time.Second}))
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	tests := []struct {
 		name     string
 		prepare  func(f *fake.Ntfy)
@@ -137,7 +137,7 @@ func TestErrorClasses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := fake.NewNtfy(t)
-			bot := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t1"})
+			bot := h.PlatformBot(t, acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t1"})
 			tt.prepare(f)
 			h.CheckSend(t, acct.ID, bot.ID, testkit.SendCheck{State: tt.state, ErrHas: []string{tt.errHas}, Requests: f.Requests, WantRequests: tt.requests})
 		})
@@ -149,9 +149,9 @@ func TestErrorClasses(t *testing.T) {
 func TestMessageLimit(t *testing.T) {
 	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
 	f := fake.NewNtfy(t)
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	cjk := strings.Repeat("警", 1400) // 4200 bytes in UTF-8, 1400 characters
-	def := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t"})
+	def := h.PlatformBot(t, acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t"})
 
 	// First the fake: ntfy itself would turn that body into a file.
 	resp, err := http.Post(f.URL()+"/", "application/json", bytes.NewReader(mustJSON(t, map[string]any{"topic": "t", "message": cjk})))
@@ -164,22 +164,22 @@ func TestMessageLimit(t *testing.T) {
 	}
 
 	for _, msg := range []push.Message{{Content: cjk}, {Type: push.MsgTypeMarkdown, Content: cjk}, {Type: push.MsgTypeImage, Content: cjk, ImageURL: "https://img.example.com/a.png"}} {
-		_, err := h.Engine.Send(ctx, push.SendRequest{AccountID: acct.ID, BotID: def.ID, Message: msg})
+		_, err := h.Engine.Send(ctx, push.AccountPrincipal(acct.ID), push.SendRequest{BotID: def.ID, Message: msg})
 		if push.ReasonOf(err) != "content_too_long" || !strings.Contains(err.Error(), "4200 bytes") || !strings.Contains(err.Error(), "4096") || !strings.Contains(err.Error(), "attachment") {
 			t.Fatalf("send of %d bytes (%s): %v; want content_too_long naming the sizes", len(cjk), msg.Type, err)
 		}
 	}
-	if got := h.Balance(acct.ID); got != 100 {
+	if got := h.Balance(t, acct.ID); got != 100 {
 		t.Errorf("balance %d after refused sends, want 100 (nothing charged)", got)
 	}
-	if f.Requests() != 1 || h.CountJobs() != 0 {
-		t.Errorf("refused sends reached ntfy (%d requests) or made jobs (%d)", f.Requests()-1, h.CountJobs())
+	if f.Requests() != 1 || h.CountJobs(t) != 0 {
+		t.Errorf("refused sends reached ntfy (%d requests) or made jobs (%d)", f.Requests()-1, h.CountJobs(t))
 	}
 
 	// A server configured with a higher limit takes it as text.
 	f.SetMessageLimit(8192)
-	big := h.PlatformBot(acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t", "message_limit": 8192})
-	j := h.SendNoTarget(acct.ID, big.ID, push.Message{Content: cjk})
+	big := h.PlatformBot(t, acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t", "message_limit": 8192})
+	j := h.SendNoTarget(t, acct.ID, big.ID, push.Message{Content: cjk})
 	if j.State != push.StateSucceeded {
 		t.Fatalf("job %s: %s", j.State, j.Error)
 	}

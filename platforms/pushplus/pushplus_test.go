@@ -21,10 +21,10 @@ import (
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
 	f := fake.NewPushPlus(t)
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	token := f.NewToken()
-	bot := h.PlatformBot(acct.ID, "pushplus", map[string]any{"token": token, "api_base": f.URL()})
-	group := h.PlatformBot(acct.ID, "pushplus", map[string]any{"token": token, "topic": "ops-team", "api_base": f.URL()})
+	bot := h.PlatformBot(t, acct.ID, "pushplus", map[string]any{"token": token, "api_base": f.URL()})
+	group := h.PlatformBot(t, acct.ID, "pushplus", map[string]any{"token": token, "topic": "ops-team", "api_base": f.URL()})
 	tests := []struct {
 		name string
 		bot  push.Bot
@@ -42,7 +42,7 @@ func TestSendFormats(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := h.SendNoTarget(acct.ID, tt.bot.ID, tt.msg)
+			j := h.SendNoTarget(t, acct.ID, tt.bot.ID, tt.msg)
 			// Accepted for asynchronous delivery: succeeded, with the 流水号.
 			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
@@ -76,7 +76,7 @@ func TestFakeNeedsJSONContentType(t *testing.T) {
 
 func TestErrorClasses(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond}))
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	tests := []struct {
 		name     string
 		badToken bool
@@ -103,7 +103,7 @@ func TestErrorClasses(t *testing.T) {
 			if tt.badToken {
 				token = strings.Repeat("ab", 16)
 			}
-			bot := h.PlatformBot(acct.ID, "pushplus", map[string]any{"token": token, "api_base": f.URL()})
+			bot := h.PlatformBot(t, acct.ID, "pushplus", map[string]any{"token": token, "api_base": f.URL()})
 			if tt.prepare != nil {
 				tt.prepare(f)
 			}

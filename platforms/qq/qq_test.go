@@ -177,14 +177,14 @@ func TestDeliveryPolicy(t *testing.T) {
 func TestGroupWakeupRefusedBeforeCharging(t *testing.T) {
 	e := newEnv(t, testkit.WithPoints(push.Points{Enabled: true}))
 	tg := e.target(t, push.TargetGroup)
-	before := e.H.Balance(e.Account.ID)
-	_, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: e.bot.ID, TargetID: tg.ID,
+	before := e.H.Balance(t, e.Account.ID)
+	_, err := e.H.Engine.Send(ctx, push.AccountPrincipal(e.Account.ID), push.SendRequest{BotID: e.bot.ID, TargetID: tg.ID,
 		Message: push.Message{Type: push.MsgTypeText, Content: "hi", Wakeup: true}})
 	if !push.IsKind(err, push.Invalid) || push.ReasonOf(err) != "wakeup_unsupported" || !strings.Contains(err.Error(), "only to users") {
 		t.Fatalf("group wake-up = %v, want Invalid wakeup_unsupported", err)
 	}
-	if after := e.H.Balance(e.Account.ID); after != before || e.H.CountJobs() != 0 || e.f.Requests("messages") != 0 {
-		t.Fatalf("refused send charged %d points, made %d jobs, %d requests", before-after, e.H.CountJobs(), e.f.Requests("messages"))
+	if after := e.H.Balance(t, e.Account.ID); after != before || e.H.CountJobs(t) != 0 || e.f.Requests("messages") != 0 {
+		t.Fatalf("refused send charged %d points, made %d jobs, %d requests", before-after, e.H.CountJobs(t), e.f.Requests("messages"))
 	}
 }
 
@@ -351,7 +351,7 @@ func TestTokenCachedAndSingleFlight(t *testing.T) {
 		ids = append(ids, e.target(t, push.TargetUser).ID)
 	}
 	// A batch to 8 targets: the workers ask for the token at once.
-	res, err := e.H.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.Account.ID, BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
+	res, err := e.H.Engine.SendBatch(ctx, push.AccountPrincipal(e.Account.ID), push.BatchRequest{BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,16 +421,16 @@ func TestTokenRefresh(t *testing.T) {
 func TestWrongCredentials(t *testing.T) {
 	e := newEnv(t)
 	cfg := e.f.BotConfig(e.appID, "wrong-secret-0123456789")
-	bot, err := e.H.Engine.CreateBot(ctx, push.Bot{AccountID: e.Account.ID, Platform: "qq", Name: "bad", Config: cfg})
+	bot, err := e.H.Engine.Bots().Create(ctx, push.System(), push.Bot{AccountID: e.Account.ID, Platform: "qq", Name: "bad", Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.f.AddUser("ABCDEF")
-	tg, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: bot.ID, Type: push.TargetUser, Address: "ABCDEF"})
+	tg, err := e.H.Engine.Targets().Bind(ctx, push.System(), push.Target{BotID: bot.ID, Type: push.TargetUser, Address: "ABCDEF"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: bot.ID, TargetID: tg.ID, Message: text("x")})
+	res, err := e.H.Engine.Send(ctx, push.AccountPrincipal(e.Account.ID), push.SendRequest{BotID: bot.ID, TargetID: tg.ID, Message: text("x")})
 	if err != nil {
 		t.Fatal(err)
 	}

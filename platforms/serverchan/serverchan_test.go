@@ -18,9 +18,9 @@ import (
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
 	f := fake.NewServerChan(t)
-	acct := h.Account("acme")
-	turbo := h.PlatformBot(acct.ID, "serverchan", map[string]any{"sendkey": f.NewSendKey(), "api_base": f.URL()})
-	v3 := h.PlatformBot(acct.ID, "serverchan", map[string]any{"sendkey": f.NewSendKey3(4242), "api_base": f.URL()})
+	acct := h.Account(t, "acme")
+	turbo := h.PlatformBot(t, acct.ID, "serverchan", map[string]any{"sendkey": f.NewSendKey(), "api_base": f.URL()})
+	v3 := h.PlatformBot(t, acct.ID, "serverchan", map[string]any{"sendkey": f.NewSendKey3(4242), "api_base": f.URL()})
 	longLine := "Nightly backup of the primary database finished with warnings"
 	tests := []struct {
 		name string
@@ -43,7 +43,7 @@ func TestSendFormats(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := h.SendNoTarget(acct.ID, tt.bot.ID, tt.msg)
+			j := h.SendNoTarget(t, acct.ID, tt.bot.ID, tt.msg)
 			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
@@ -63,7 +63,7 @@ func TestSendFormats(t *testing.T) {
 
 func TestErrorClasses(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond}))
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	tests := []struct {
 		name     string
 		badKey   bool
@@ -89,7 +89,7 @@ func TestErrorClasses(t *testing.T) {
 			if tt.badKey {
 				key = "SCT1T" + strings.Repeat("x", 30)
 			}
-			bot := h.PlatformBot(acct.ID, "serverchan", map[string]any{"sendkey": key, "api_base": f.URL()})
+			bot := h.PlatformBot(t, acct.ID, "serverchan", map[string]any{"sendkey": key, "api_base": f.URL()})
 			if tt.prepare != nil {
 				tt.prepare(f)
 			}

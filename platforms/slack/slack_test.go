@@ -22,14 +22,14 @@ func off() *bool { b := false; return &b }
 func TestSendFormats(t *testing.T) {
 	h := testkit.New(t)
 	f := fake.NewSlack(t)
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	bots := map[string]push.Bot{}
 	for _, fl := range []string{"slack", "mattermost", "rocketchat"} {
 		cfg := map[string]any{"webhook_url": f.NewHook(fl)}
 		if fl != "slack" {
 			cfg["flavor"] = fl
 		}
-		bots[fl] = h.PlatformBot(acct.ID, "slack", cfg)
+		bots[fl] = h.PlatformBot(t, acct.ID, "slack", cfg)
 	}
 	img := "https://img.example.com/cpu.png"
 	tests := []struct {
@@ -64,7 +64,7 @@ func TestSendFormats(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := h.SendNoTarget(acct.ID, bots[tt.flavor].ID, tt.msg)
+			j := h.SendNoTarget(t, acct.ID, bots[tt.flavor].ID, tt.msg)
 			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q platformIndex %q", j.State, j.Error, j.PlatformIndex)
 			}
@@ -78,7 +78,7 @@ func TestSendFormats(t *testing.T) {
 
 func TestErrorClasses(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond}))
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	tests := []struct {
 		name     string
 		flavor   string
@@ -130,12 +130,12 @@ func TestErrorClasses(t *testing.T) {
 			if tt.hook != nil {
 				hook = tt.hook(f, hook)
 			}
-			bot := h.PlatformBot(acct.ID, "slack", map[string]any{"webhook_url": hook, "flavor": tt.flavor})
+			bot := h.PlatformBot(t, acct.ID, "slack", map[string]any{"webhook_url": hook, "flavor": tt.flavor})
 			if tt.prepare != nil {
 				tt.prepare(f, hook)
 			}
 			start := time.Now()
-			j := h.Settled(h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "hello"}).ID, 5*time.Second)
+			j := h.Settled(t, h.SendNoTarget(t, acct.ID, bot.ID, push.Message{Content: "hello"}).ID, 5*time.Second)
 			if j.State != tt.state || !strings.Contains(j.Error, tt.errHas) {
 				t.Fatalf("job %s %q, want %s with %q", j.State, j.Error, tt.state, tt.errHas)
 			}
@@ -159,12 +159,12 @@ func TestErrorClasses(t *testing.T) {
 func TestErrorsRedactTheWebhookURL(t *testing.T) {
 	h := testkit.New(t)
 	f := fake.NewSlack(t)
-	acct := h.Account("acme")
+	acct := h.Account(t, "acme")
 	hook := f.NewHook("slack")
-	bot := h.PlatformBot(acct.ID, "slack", map[string]any{"webhook_url": hook})
+	bot := h.PlatformBot(t, acct.ID, "slack", map[string]any{"webhook_url": hook})
 	u, _ := url.Parse(hook)
 	f.Fail(fake.Fault{Status: 400, Body: "<html>no route for POST " + hook + " (" + u.Path + ")</html>"})
-	j := h.SendNoTarget(acct.ID, bot.ID, push.Message{Content: "x"})
+	j := h.SendNoTarget(t, acct.ID, bot.ID, push.Message{Content: "x"})
 	if j.State != push.StateFailed || strings.Contains(j.Error, u.Path) || strings.Contains(j.Error, strings.TrimPrefix(u.Path, "/services/")) {
 		t.Fatalf("job %s %q shows the webhook", j.State, j.Error)
 	}

@@ -22,7 +22,7 @@ var ctx = context.Background()
 
 func send(t *testing.T, h *testkit.Herald, f testkit.Fixture, tg push.Target, m push.Message) push.Job {
 	t.Helper()
-	res, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetID: tg.ID, Message: m})
+	res, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: f.Bot.ID, TargetID: tg.ID, Message: m})
 	if err != nil {
 		t.Fatalf("send: %v", err)
 	}
@@ -42,9 +42,9 @@ type got struct {
 
 func TestSends(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
-	group := h.Target(f.Bot.ID, push.TargetGroup, "")
-	channel := h.Target(f.Bot.ID, push.TargetGroup, "@herald_news")
+	f := h.Seed(t)
+	group := h.Target(t, f.Bot.ID, push.TargetGroup, "")
+	channel := h.Target(t, f.Bot.ID, push.TargetGroup, "@herald_news")
 	user := f.Target
 	cases := []struct {
 		name   string
@@ -97,7 +97,7 @@ func TestSends(t *testing.T) {
 // wrong content type), Herald downloads the image and uploads it.
 func TestPhotoFallback(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
+	f := h.Seed(t)
 	h.Telegram.FetchPhotos()
 	img := fake.NewImages(t)
 	big := fake.LargePNG(6 << 20)
@@ -154,23 +154,23 @@ func TestPhotoFallback(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	h := testkit.New(t)
-	f := h.Seed()
-	blocked := h.Target(f.Bot.ID, push.TargetUser, "")
+	f := h.Seed(t)
+	blocked := h.Target(t, f.Bot.ID, push.TargetUser, "")
 	h.Telegram.BlockChat(blocked.Address)
-	oldGroup := h.Target(f.Bot.ID, push.TargetGroup, "-4242")
+	oldGroup := h.Target(t, f.Bot.ID, push.TargetGroup, "-4242")
 	h.Telegram.MigrateChat(oldGroup.Address, -1001234567890)
-	unknown, err := h.Engine.BindTarget(ctx, push.Target{BotID: f.Bot.ID, Type: push.TargetUser, Address: "99999"})
+	unknown, err := h.Engine.Targets().Bind(ctx, push.System(), push.Target{BotID: f.Bot.ID, Type: push.TargetUser, Address: "99999"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := h.Account("other")
+	a := h.Account(t, "other")
 	badToken := "123456:" + strings.Repeat("x", 35)
 	cfg, _ := json.Marshal(map[string]string{"token": badToken, "api_base": h.Telegram.URL()})
-	badBot, err := h.Engine.CreateBot(ctx, push.Bot{AccountID: a.ID, Platform: "telegram", Name: "bad", Config: cfg})
+	badBot, err := h.Engine.Bots().Create(ctx, push.System(), push.Bot{AccountID: a.ID, Platform: "telegram", Name: "bad", Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	badTarget := h.Target(badBot.ID, push.TargetUser, "")
+	badTarget := h.Target(t, badBot.ID, push.TargetUser, "")
 	badFixture := testkit.Fixture{Account: a, Bot: badBot}
 
 	cases := []struct {
@@ -235,7 +235,7 @@ func TestErrors(t *testing.T) {
 // Markdown became HTML and its entities were parsed.
 func TestLimitsAfterConversion(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{MaxContent: 20000}), testkit.WithPoints(push.Points{Enabled: true}))
-	f := h.Seed()
+	f := h.Seed(t)
 	longLinks := strings.Repeat("[x](https://e.com/"+strings.Repeat("p", 200)+") ", 30) // 6000+ bytes of source, 60 visible
 	cases := []struct {
 		name   string
@@ -253,13 +253,13 @@ func TestLimitsAfterConversion(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			points, jobs := h.Balance(f.Account.ID), h.CountJobs()
-			res, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetID: f.Target.ID, Message: c.msg})
+			points, jobs := h.Balance(t, f.Account.ID), h.CountJobs(t)
+			res, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: f.Bot.ID, TargetID: f.Target.ID, Message: c.msg})
 			if c.reason != "" {
 				if push.KindOf(err) != push.Invalid || push.ReasonOf(err) != c.reason {
 					t.Fatalf("send = %v, want Invalid %s", err, c.reason)
 				}
-				if h.Balance(f.Account.ID) != points || h.CountJobs() != jobs {
+				if h.Balance(t, f.Account.ID) != points || h.CountJobs(t) != jobs {
 					t.Fatal("a refused message was charged or queued")
 				}
 				return
@@ -282,11 +282,11 @@ func TestPacing(t *testing.T) {
 				opts = append(opts, testkit.WithPacing())
 			}
 			h := testkit.New(t, opts...)
-			f := h.Seed()
+			f := h.Seed(t)
 			h.Telegram.EnforceLimits()
 			var ids []string
 			for i := 0; i < 4; i++ {
-				res, err := h.Engine.Send(ctx, push.SendRequest{AccountID: f.Account.ID, BotID: f.Bot.ID, TargetID: f.Target.ID,
+				res, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: f.Bot.ID, TargetID: f.Target.ID,
 					Message: push.Message{Type: push.MsgTypeText, Content: fmt.Sprint("burst ", i)}})
 				if err != nil {
 					t.Fatal(err)
@@ -294,7 +294,7 @@ func TestPacing(t *testing.T) {
 				ids = append(ids, res.Jobs[0].ID)
 			}
 			for _, id := range ids {
-				h.WaitJob(id, push.StateSucceeded, 20*time.Second)
+				h.WaitJob(t, id, push.StateSucceeded, 20*time.Second)
 			}
 			msgs := h.Telegram.Messages()
 			if len(msgs) != 4 {

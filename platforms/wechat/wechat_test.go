@@ -125,7 +125,7 @@ func TestSendFormats(t *testing.T) {
 
 func TestGroupTargetRefusedAtBind(t *testing.T) {
 	e := newEnv(t)
-	_, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: e.bot.ID, Type: push.TargetGroup, Address: "oLVPpjqs9BhvzwPj5A-vTYAX3GLc"})
+	_, err := e.H.Engine.Targets().Bind(ctx, push.System(), push.Target{BotID: e.bot.ID, Type: push.TargetGroup, Address: "oLVPpjqs9BhvzwPj5A-vTYAX3GLc"})
 	if !push.IsKind(err, push.Invalid) || !strings.Contains(err.Error(), "wechat bots cannot send to a group target") {
 		t.Fatalf("binding a group = %v, want Invalid naming wechat and groups", err)
 	}
@@ -150,8 +150,8 @@ func TestLimitsBeforeCharging(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before, jobs := e.H.Balance(e.Account.ID), e.H.CountJobs()
-			res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: e.bot.ID, TargetID: tg.ID, Message: tc.msg})
+			before, jobs := e.H.Balance(t, e.Account.ID), e.H.CountJobs(t)
+			res, err := e.H.Engine.Send(ctx, push.AccountPrincipal(e.Account.ID), push.SendRequest{BotID: e.bot.ID, TargetID: tg.ID, Message: tc.msg})
 			if tc.ok {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -164,7 +164,7 @@ func TestLimitsBeforeCharging(t *testing.T) {
 			if !push.IsKind(err, push.Invalid) || push.ReasonOf(err) != "content_too_long" || !strings.Contains(err.Error(), "2048 bytes") {
 				t.Fatalf("send = %v, want Invalid content_too_long naming 2048 bytes", err)
 			}
-			if e.H.Balance(e.Account.ID) != before || e.H.CountJobs() != jobs {
+			if e.H.Balance(t, e.Account.ID) != before || e.H.CountJobs(t) != jobs {
 				t.Fatal("a refused message was charged or queued")
 			}
 		})
@@ -300,7 +300,7 @@ func TestTokenCachedAndSingleFlight(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		ids = append(ids, e.user(t).ID)
 	}
-	res, err := e.H.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.Account.ID, BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
+	res, err := e.H.Engine.SendBatch(ctx, push.AccountPrincipal(e.Account.ID), push.BatchRequest{BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestNoCredentialInErrors(t *testing.T) {
 	// failure there must not show it.
 	classic := e.newBot(t, `{"app_id":"`+e.appID+`","app_secret":"`+e.secret+`","api_base":"http://127.0.0.1:1","token_api":"classic"}`)
 	other := e.bind(t, classic, true)
-	res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: classic.ID, TargetID: other.ID, Message: text("x")})
+	res, err := e.H.Engine.Send(ctx, push.AccountPrincipal(e.Account.ID), push.SendRequest{BotID: classic.ID, TargetID: other.ID, Message: text("x")})
 	if err != nil {
 		t.Fatal(err)
 	}

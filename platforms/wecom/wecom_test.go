@@ -183,7 +183,7 @@ func TestConfigValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := e.H.Engine.CreateBot(ctx, push.Bot{AccountID: e.Account.ID, Platform: "wecom", Name: "b", Config: json.RawMessage(c.cfg)})
+			_, err := e.H.Engine.Bots().Create(ctx, push.System(), push.Bot{AccountID: e.Account.ID, Platform: "wecom", Name: "b", Config: json.RawMessage(c.cfg)})
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("valid config refused: %v", err)
@@ -225,7 +225,7 @@ func TestTargetValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: c.bot.ID, Type: c.tt, Address: c.addr})
+			_, err := e.H.Engine.Targets().Bind(ctx, push.System(), push.Target{BotID: c.bot.ID, Type: c.tt, Address: c.addr})
 			if c.ok != (err == nil) {
 				t.Fatalf("bind %s %q = %v, want ok=%v", c.tt, c.addr, err, c.ok)
 			}
@@ -235,7 +235,7 @@ func TestTargetValidation(t *testing.T) {
 		})
 	}
 	// A robot bot has exactly one target.
-	if _, err := e.H.Engine.BindTarget(ctx, push.Target{BotID: robot.ID, Type: push.TargetGroup, Address: "robot"}); push.KindOf(err) != push.Conflict {
+	if _, err := e.H.Engine.Targets().Bind(ctx, push.System(), push.Target{BotID: robot.ID, Type: push.TargetGroup, Address: "robot"}); push.KindOf(err) != push.Conflict {
 		t.Fatalf("second robot target: %v, want Conflict", err)
 	}
 }
@@ -271,13 +271,13 @@ func TestMessageLimits(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			points, jobs := e.H.Balance(e.Account.ID), e.H.CountJobs()
-			res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: c.bot.ID, TargetID: c.target.ID, Message: c.msg})
+			points, jobs := e.H.Balance(t, e.Account.ID), e.H.CountJobs(t)
+			res, err := e.H.Engine.Send(ctx, push.AccountPrincipal(e.Account.ID), push.SendRequest{BotID: c.bot.ID, TargetID: c.target.ID, Message: c.msg})
 			if c.reason != "" {
 				if push.KindOf(err) != push.Invalid || push.ReasonOf(err) != c.reason {
 					t.Fatalf("send = %v, want Invalid %s", err, c.reason)
 				}
-				if e.H.Balance(e.Account.ID) != points || e.H.CountJobs() != jobs {
+				if e.H.Balance(t, e.Account.ID) != points || e.H.CountJobs(t) != jobs {
 					t.Fatal("a refused message was charged or queued")
 				}
 				return
@@ -309,7 +309,7 @@ func TestTokenCacheAndRefresh(t *testing.T) {
 	for i, u := range users {
 		ids[i] = u.ID
 	}
-	res, err := e.H.Engine.SendBatch(ctx, push.BatchRequest{AccountID: e.Account.ID, BotID: bot.ID, TargetIDs: ids, Message: text("all")})
+	res, err := e.H.Engine.SendBatch(ctx, push.AccountPrincipal(e.Account.ID), push.BatchRequest{BotID: bot.ID, TargetIDs: ids, Message: text("all")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +560,7 @@ func TestConcurrentBotsShareNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for k := 0; k < 3; k++ {
-				res, err := e.H.Engine.Send(ctx, push.SendRequest{AccountID: e.Account.ID, BotID: bot.ID, TargetID: tg.ID, Message: text(fmt.Sprint(k))})
+				res, err := e.H.Engine.Send(ctx, push.AccountPrincipal(e.Account.ID), push.SendRequest{BotID: bot.ID, TargetID: tg.ID, Message: text(fmt.Sprint(k))})
 				if err != nil || res.Jobs[0].State != push.StateSucceeded {
 					t.Errorf("send: %v %+v", err, res.Jobs)
 				}

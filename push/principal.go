@@ -1,0 +1,56 @@
+package push
+
+// Role is what a principal may do beyond its own account.
+type Role string
+
+// Roles. A member acts within its own account; an operator runs the
+// service and acts on every account.
+const (
+	RoleMember   Role = "member"
+	RoleOperator Role = "operator"
+)
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return r == RoleMember || r == RoleOperator }
+
+// Principal is who acts: the caller behind an API key, or the process
+// itself (System). Every verb of the engine's services takes the acting
+// principal and decides itself what the principal may see and change, so
+// that no front end (HTTP, console, herald admin) holds a rule of its own.
+type Principal struct {
+	// AccountID is the account the principal acts in; 0 for System.
+	AccountID int64
+	// KeyID is the API key the principal authenticated with, if any.
+	KeyID int64
+	// Role is RoleMember for an account's keys; RoleOperator may act on
+	// every account.
+	Role Role
+}
+
+// System returns the principal of the process itself: herald admin on the
+// server's shell, or a Go program that embeds the engine. It is an
+// operator not bound to an account: it may do everything, and its sends
+// are made in the account of the bot they name.
+func System() Principal { return Principal{Role: RoleOperator} }
+
+// AccountPrincipal returns a member principal of the account, for a Go
+// program that embeds the engine and acts for one of its accounts.
+func AccountPrincipal(accountID int64) Principal {
+	return Principal{AccountID: accountID, Role: RoleMember}
+}
+
+// Operator reports whether p may act on every account.
+func (p Principal) Operator() bool { return p.Role == RoleOperator }
+
+// sees reports whether p may see and act on what belongs to the account.
+func (p Principal) sees(accountID int64) bool {
+	return p.Operator() || p.AccountID != 0 && p.AccountID == accountID
+}
+
+// needOperator refuses a principal that is not an operator.
+func (p Principal) needOperator(what string) error {
+	if p.Operator() {
+		return nil
+	}
+	return Errorf(Forbidden, "operator_only", "only an operator may %s", what)
+}
