@@ -143,7 +143,7 @@ func (e *Engine) validate(s *submission) error {
 		return fieldErrorf(FieldTargetType, "invalid_target_type", "target type %q is not supported: use \"user\" or \"group\", or leave it out", v).with(v, 0)
 	}
 	if len(s.dests) > e.limits.MaxTargets {
-		return fieldErrorf(FieldTargets, "too_many_targets", "the request names %d targets; the limit is %d: split it into several requests", len(s.dests), e.limits.MaxTargets).with(strconv.Itoa(len(s.dests)), int64(e.limits.MaxTargets))
+		return fieldErrorf(FieldTargets, "too_many_targets", "the request's target list has %d targets; the limit is %d: split it into several requests", len(s.dests), e.limits.MaxTargets).with(strconv.Itoa(len(s.dests)), int64(e.limits.MaxTargets))
 	}
 	if err := s.msg.normalize().validate(e.limits); err != nil {
 		return err

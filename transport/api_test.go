@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,46 +48,50 @@ type errAnswer struct {
 var ignoreJobID = cmpopts.IgnoreFields(record{}, "JobID")
 
 func TestSendPrivate(t *testing.T) {
-	h := testkit.New(t)
-	f := h.Seed(t)
 	tests := []struct {
 		name string
-		body map[string]any
-		want record
+		body map[string]any // botId and target are added
+		want record         // id, bot, user and platformIndex are the first send's
 		sent fake.TelegramMessage
 	}{
-		{"text", map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "hi"},
-			record{ID: 1, Bot: f.Bot.ID, User: f.Account.ID, Content: "hi", MsgType: 0, Status: "SUCCESS", PlatformIndex: f.Target.Address + ":1"},
+		{"text", map[string]any{"content": "hi"},
+			record{Content: "hi", MsgType: 0, Status: "SUCCESS"},
 			fake.TelegramMessage{Method: "sendMessage", Text: "hi"}},
-		{"markdown", map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "**b** <x>", "msgType": 2, "targetType": "user"},
-			record{ID: 2, Bot: f.Bot.ID, User: f.Account.ID, Content: "**b** <x>", MsgType: 2, Status: "SUCCESS", PlatformIndex: f.Target.Address + ":2"},
+		{"markdown", map[string]any{"content": "**b** <x>", "msgType": 2, "targetType": "user"},
+			record{Content: "**b** <x>", MsgType: 2, Status: "SUCCESS"},
 			fake.TelegramMessage{Method: "sendMessage", Text: "<b>b</b> &lt;x&gt;", ParseMode: "HTML"}},
-		{"image by msgType", map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "msgType": 7, "imageUrl": "https://e.com/a.png", "content": "cap"},
-			record{ID: 3, Bot: f.Bot.ID, User: f.Account.ID, Content: "cap", MsgType: 7, Status: "SUCCESS", PlatformIndex: f.Target.Address + ":3"},
+		{"image by msgType", map[string]any{"msgType": 7, "imageUrl": "https://e.com/a.png", "content": "cap"},
+			record{Content: "cap", MsgType: 7, Status: "SUCCESS"},
 			fake.TelegramMessage{Method: "sendPhoto", Text: "cap", Photo: "https://e.com/a.png"}},
-		{"image by url alone", map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "imageUrl": "https://e.com/b.png", "isWakeup": false},
-			record{ID: 4, Bot: f.Bot.ID, User: f.Account.ID, MsgType: 7, Status: "SUCCESS", PlatformIndex: f.Target.Address + ":4"},
+		{"image by url alone", map[string]any{"imageUrl": "https://e.com/b.png", "isWakeup": false},
+			record{MsgType: 7, Status: "SUCCESS"},
 			fake.TelegramMessage{Method: "sendPhoto", Photo: "https://e.com/b.png"}},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, tt.body)
+			h := testkit.New(t)
+			f := h.Seed(t)
+			body := maps.Clone(tt.body)
+			body["botId"], body["target"] = f.Bot.ID, itoa(f.Target.ID)
+			want := tt.want
+			want.ID, want.Bot, want.User, want.PlatformIndex = 1, f.Bot.ID, f.Account.ID, f.Target.Address+":1"
+			r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, body)
 			if r.Status != http.StatusOK {
 				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
 			var got singleAnswer
 			r.Decode(t, &got)
-			if diff := cmp.Diff(singleAnswer{Code: 0, Message: "", Data: &tt.want}, got, ignoreJobID); diff != "" {
+			if diff := cmp.Diff(singleAnswer{Code: 0, Message: "", Data: &want}, got, ignoreJobID); diff != "" {
 				t.Fatalf("answer (-want +got):\n%s", diff)
 			}
 			if !push.ValidJobID(got.Data.JobID) {
 				t.Fatalf("jobId %q is not a UUID", got.Data.JobID)
 			}
 			msgs := h.Telegram.Messages()
-			if len(msgs) != i+1 {
-				t.Fatalf("platform received %d messages, want %d", len(msgs), i+1)
+			if len(msgs) != 1 {
+				t.Fatalf("platform received %d messages, want 1", len(msgs))
 			}
-			m := msgs[i]
+			m := msgs[0]
 			if diff := cmp.Diff(tt.sent, m, cmpopts.IgnoreFields(fake.TelegramMessage{}, "Token", "ChatID", "MessageID", "At")); diff != "" {
 				t.Fatalf("platform received (-want +got):\n%s", diff)
 			}

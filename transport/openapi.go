@@ -198,7 +198,7 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 		},
 		Paths: make(map[string]map[string]*operation),
 		Components: components{
-			Schemas:   schemas(l),
+			Schemas:   s.schemas(),
 			Responses: map[string]response{},
 			Parameters: map[string]parameter{
 				"IdempotencyKey": {Name: "Idempotency-Key", In: "header", Example: "deploy-42",

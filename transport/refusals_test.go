@@ -107,6 +107,16 @@ func TestRefusals(t *testing.T) {
 		{"compat string target_id", compat, f.Key, `{"bot_id":1,"target_id":"1","content":"x"}`, nil, 400, "invalid_json", "target_id must be an integer"},
 		{"compat missing bot_id", compat, f.Key, map[string]any{"target_id": 1, "content": "x"}, nil, 400, "missing_field", "bot_id is required"},
 		{"compat zero target_id", compat, f.Key, map[string]any{"bot_id": bot, "target_id": 0, "content": "x"}, nil, 400, "missing_target", "needs a target"},
+		// each endpoint names the fields as its request does
+		{"compat unknown msg_type", compat, f.Key, map[string]any{"bot_id": bot, "target_id": f.Target.ID, "content": "x", "msg_type": 3}, nil, 400, "invalid_msg_type", "msg_type 3 is not supported"},
+		{"compat image without image_url", compat, f.Key, map[string]any{"bot_id": bot, "target_id": f.Target.ID, "msg_type": 7}, nil, 400, "missing_image_url", "needs an image_url"},
+		{"compat bad image_url", compat, f.Key, map[string]any{"bot_id": bot, "target_id": f.Target.ID, "image_url": "ftp://x/y.png"}, nil, 400, "invalid_image_url", "the image_url"},
+		{"compat unknown target_id", compat, f.Key, map[string]any{"bot_id": bot, "target_id": 9999, "content": "x"}, nil, 404, "target_not_found", "check the target_id"},
+		{"compat unknown bot_id", compat, f.Key, map[string]any{"bot_id": 999, "target_id": 1, "content": "x"}, nil, 404, "bot_not_found", "check the bot_id"},
+		{"v1 unknown botId", private, f.Key, map[string]any{"botId": 999, "target": "1", "content": "x"}, nil, 404, "bot_not_found", "check the botId"},
+		{"v1 bad imageUrl", private, f.Key, map[string]any{"botId": bot, "target": target, "imageUrl": "ftp://x/y.png"}, nil, 400, "invalid_image_url", "the imageUrl"},
+		{"batch unknown msg_type", batch, f.Key, map[string]any{"bot_id": bot, "target_ids": []int64{f.Target.ID}, "content": "x", "msg_type": 5}, nil, 400, "invalid_msg_type", "msg_type 5"},
+		{"multi unknown msgType", multi, f.Key, map[string]any{"bots": []any{map[string]any{"botId": bot, "targets": []string{target}}}, "content": "x", "msgType": 5}, nil, 400, "invalid_msg_type", "msgType 5"},
 		// batch-send
 		{"batch empty targets", batch, f.Key, map[string]any{"bot_id": bot, "target_ids": []int64{}, "content": "x"}, nil, 400, "missing_targets", "empty"},
 		{"batch missing targets", batch, f.Key, map[string]any{"bot_id": bot, "content": "x"}, nil, 400, "missing_field", "target_ids is required"},

@@ -60,9 +60,28 @@ func TestTargetlessSingleSend(t *testing.T) {
 		{"4.2 target_id 0", "/openapi/send", `{"bot_id":%d,"target_id":0,"content":"%s"}`},
 		{"4.2 target_id null", "/openapi/send", `{"bot_id":%d,"target_id":null,"content":"%s"}`},
 	}
+	// What each platform received, as one line: the topic (ntfy) and the
+	// text of every message so far.
+	received := map[string]func() []string{
+		"ntfy": func() []string {
+			var out []string
+			for _, m := range s.ntfy.Messages() {
+				out = append(out, m.Topic+": "+m.Message)
+			}
+			return out
+		},
+		"dingtalk": func() []string {
+			var out []string
+			for _, m := range s.ding.Messages() {
+				out = append(out, m.Content+m.Text)
+			}
+			return out
+		},
+	}
 	for _, bot := range []push.Bot{s.relay, s.work} {
 		for i, tt := range tests {
 			t.Run(bot.Platform+" "+tt.name, func(t *testing.T) {
+				before := received[bot.Platform]()
 				content := fmt.Sprintf("%s %d", bot.Platform, i)
 				r := s.h.Call(t, "POST", tt.path, s.key, fmt.Sprintf(tt.body, bot.ID, content))
 				d := data(r)
@@ -73,17 +92,17 @@ func TestTargetlessSingleSend(t *testing.T) {
 				if jd := data(j); jd["status"] != "succeeded" || jd["targetId"] != nil || jd["success"] != true {
 					t.Fatalf("job: %s", j.Body)
 				}
+				// The platform received exactly this one message.
+				after := received[bot.Platform]()
+				want := content
+				if bot.Platform == "ntfy" {
+					want = "alerts: " + content
+				}
+				if len(after) != len(before)+1 || !strings.Contains(after[len(after)-1], want) {
+					t.Fatalf("%s received %q after %q, want one more: %q", bot.Platform, after, before, want)
+				}
 			})
 		}
-	}
-	if n := len(s.ntfy.Messages()); n != len(tests) {
-		t.Errorf("ntfy published %d messages, want %d", n, len(tests))
-	}
-	if n := len(s.ding.Messages()); n != len(tests) {
-		t.Errorf("dingtalk posted %d messages, want %d", n, len(tests))
-	}
-	if m := s.ntfy.Messages()[0]; m.Message != "ntfy 0" || m.Topic != "alerts" {
-		t.Errorf("ntfy got %+v", m)
 	}
 }
 

@@ -128,3 +128,13 @@ func CheckConfig(t *testing.T, p push.Platform, cfg, field, secret string) {
 		t.Errorf("%s: error %q shows the secret", cfg, err)
 	}
 }
+
+// OneNew returns the one item a fake platform received since it held
+// before items, failing the test unless exactly one arrived.
+func OneNew[T any](tb testing.TB, items []T, before int) T {
+	tb.Helper()
+	if len(items) != before+1 {
+		tb.Fatalf("the platform received %d new items, want 1", len(items)-before)
+	}
+	return items[before]
+}

@@ -56,9 +56,9 @@ const (
 // backend.
 const envBackend = "HERALD_TEST_BACKEND"
 
-// DefaultBackend returns the backend named by HERALD_TEST_BACKEND, SQLite
+// defaultBackend returns the backend named by HERALD_TEST_BACKEND, SQLite
 // when it is unset.
-func DefaultBackend(tb testing.TB) Backend {
+func defaultBackend(tb testing.TB) Backend {
 	tb.Helper()
 	switch b := Backend(os.Getenv(envBackend)); b {
 	case "", SQLite:
@@ -126,7 +126,7 @@ type Option func(*config)
 // namespace.
 func WithDB(path string) Option { return func(c *config) { c.db = path } }
 
-// WithBackend picks the backend instead of DefaultBackend.
+// WithBackend picks the backend instead of defaultBackend.
 func WithBackend(b Backend) Option { return func(c *config) { c.backend = b } }
 
 // WithWorkers sets the number of queue workers (default 4).
@@ -169,7 +169,7 @@ func New(tb testing.TB, opts ...Option) *Herald {
 		o(&c)
 	}
 	if c.backend == "" {
-		c.backend = DefaultBackend(tb)
+		c.backend = defaultBackend(tb)
 	}
 	if c.telegram == nil {
 		c.telegram = fake.NewTelegram(tb)

@@ -29,13 +29,14 @@ func TestSendFormats(t *testing.T) {
 		{"image", push.Message{Type: push.MsgTypeImage, Content: "chart", ImageURL: "https://img.example.com/c.png"}, fake.BarkPush{Body: "chart", Image: "https://img.example.com/c.png", Group: "ops"}},
 		{"image without caption", push.Message{Type: push.MsgTypeImage, ImageURL: "https://img.example.com/c.png"}, fake.BarkPush{Body: "c.png", Image: "https://img.example.com/c.png", Group: "ops"}},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := len(f.Pushes())
 			j := h.SendNoTarget(t, acct.ID, bot.ID, tt.msg)
 			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q platformIndex %q", j.State, j.Error, j.PlatformIndex)
 			}
-			got := f.Pushes()[i]
+			got := testkit.OneNew(t, f.Pushes(), before)
 			// The job id is Bark's id, as a JSON string.
 			if id, ok := got.ID.(string); !ok || id != j.ID {
 				t.Errorf("bark id %#v, want the job id %q as a string", got.ID, j.ID)

@@ -36,14 +36,19 @@ func TestSendFormats(t *testing.T) {
 		{"image without caption", push.Message{Type: push.MsgTypeImage, ImageURL: "https://img.example.com/cpu.png"},
 			fake.DingTalkMessage{MsgType: "markdown", Title: "cpu.png", Text: "![cpu.png](https://img.example.com/cpu.png)"}},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := len(f.Messages())
 			j := h.SendNoTarget(t, acct.ID, bot.ID, tt.msg)
 			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q platformIndex %q", j.State, j.Error, j.PlatformIndex)
 			}
+			msgs := f.Messages()
+			if len(msgs) != before+1 {
+				t.Fatalf("dingtalk received %d messages, want 1", len(msgs)-before)
+			}
 			tt.want.Token, tt.want.Signed = token, true
-			if diff := cmp.Diff(tt.want, f.Messages()[i]); diff != "" {
+			if diff := cmp.Diff(tt.want, msgs[before]); diff != "" {
 				t.Errorf("dingtalk received (-want +got):\n%s", diff)
 			}
 		})

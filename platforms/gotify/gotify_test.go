@@ -39,13 +39,14 @@ func TestSendFormats(t *testing.T) {
 		{"configured priority", prio, push.Message{Content: "wake up"},
 			fake.GotifyMessage{AppID: 2, Message: "wake up", Title: "pager", Priority: 9}},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := len(f.Messages())
 			j := h.SendNoTarget(t, acct.ID, tt.bot.ID, tt.msg)
 			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
-			got := f.Messages()[i]
+			got := testkit.OneNew(t, f.Messages(), before)
 			if j.PlatformIndex != strconv.FormatInt(got.ID, 10) {
 				t.Errorf("platformIndex %q, gotify id %d", j.PlatformIndex, got.ID)
 			}

@@ -40,13 +40,18 @@ func TestSendFormats(t *testing.T) {
 		{"image without caption", push.Message{Type: push.MsgTypeImage, ImageURL: "https://img.example.com/c/chart.png"},
 			fake.NtfyMessage{Topic: "alerts", Message: "chart.png", Attach: "https://img.example.com/c/chart.png", Filename: "chart.png"}},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := len(f.Messages())
 			j := h.SendNoTarget(t, acct.ID, bot.ID, tt.msg)
 			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
-			got := f.Messages()[i]
+			msgs := f.Messages()
+			if len(msgs) != before+1 {
+				t.Fatalf("ntfy received %d messages, want 1", len(msgs)-before)
+			}
+			got := msgs[before]
 			if j.PlatformIndex != got.ID || len(got.ID) != 12 {
 				t.Errorf("platformIndex %q, ntfy id %q", j.PlatformIndex, got.ID)
 			}

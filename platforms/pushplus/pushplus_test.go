@@ -40,14 +40,15 @@ func TestSendFormats(t *testing.T) {
 		{"a topic sends to the group", group, push.Message{Content: "hello team"},
 			fake.PushPlusMessage{Title: "hello team", Content: "hello team", Template: "txt", Topic: "ops-team"}},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := len(f.Messages())
 			j := h.SendNoTarget(t, acct.ID, tt.bot.ID, tt.msg)
 			// Accepted for asynchronous delivery: succeeded, with the 流水号.
 			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
-			got := f.Messages()[i]
+			got := testkit.OneNew(t, f.Messages(), before)
 			if j.PlatformIndex != got.Serial || len(got.Serial) != 32 {
 				t.Errorf("platformIndex %q, 流水号 %q", j.PlatformIndex, got.Serial)
 			}

@@ -41,13 +41,14 @@ func TestSendFormats(t *testing.T) {
 		{"a Server酱³ key goes to its path", v3, push.Message{Content: "hello"},
 			fake.ServerChanMessage{V3: true, Title: "hello", Desp: "hello"}},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := len(f.Messages())
 			j := h.SendNoTarget(t, acct.ID, tt.bot.ID, tt.msg)
 			if j.State != push.StateSucceeded {
 				t.Fatalf("job %s: %s", j.State, j.Error)
 			}
-			got := f.Messages()[i]
+			got := testkit.OneNew(t, f.Messages(), before)
 			if j.PlatformIndex != got.PushID || got.PushID == "" {
 				t.Errorf("platformIndex %q, pushid %q", j.PlatformIndex, got.PushID)
 			}

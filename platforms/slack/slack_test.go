@@ -62,14 +62,15 @@ func TestSendFormats(t *testing.T) {
 		{"rocketchat image without caption", "rocketchat", push.Message{Type: push.MsgTypeImage, ImageURL: img},
 			fake.SlackMessage{Attachments: []map[string]any{{"image_url": img}}}},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := len(f.Messages())
 			j := h.SendNoTarget(t, acct.ID, bots[tt.flavor].ID, tt.msg)
 			if j.State != push.StateSucceeded || j.PlatformIndex != "" {
 				t.Fatalf("job %s %q platformIndex %q", j.State, j.Error, j.PlatformIndex)
 			}
 			tt.want.Flavor = tt.flavor
-			if diff := cmp.Diff(tt.want, f.Messages()[i], cmpopts.IgnoreFields(fake.SlackMessage{}, "Path")); diff != "" {
+			if diff := cmp.Diff(tt.want, testkit.OneNew(t, f.Messages(), before), cmpopts.IgnoreFields(fake.SlackMessage{}, "Path")); diff != "" {
 				t.Errorf("webhook received (-want +got):\n%s", diff)
 			}
 		})

@@ -1,0 +1,82 @@
+package transport
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// exRecord is an example message record.
+func exRecord(status string, pending, uncertain bool, index, errText string) map[string]any {
+	m := map[string]any{"id": 42, "bot": 1, "user": 1, "content": "**deployed** v42", "msg_type": 2, "status": status,
+		"platformIndex": index, "jobId": exJobID, "pending": pending, "uncertain": uncertain}
+	if errText != "" {
+		m["error"] = errText
+	}
+	return m
+}
+
+// sendErrors are the refusals a send itself can answer.
+func sendErrors() []int { return []int{400, 404, 409, 413} }
+
+// sendSection is the single sends: the recommended endpoint and the
+// compatibility one.
+func (s *Server) sendSection(p schemaParts) section {
+	sync := duration(s.eng.Limits().SyncWait)
+	single := []Answer{
+		{Status: 200, Description: "Delivered (status SUCCESS). A replay of a send that was canceled or expired also answers 200, with that status.",
+			Schema: "SendResponse", Headers: sendHeaders(),
+			Example: map[string]any{"code": 0, "message": "", "data": exRecord("SUCCESS", false, false, "123456789:17", "")}},
+		{Status: 202, Description: fmt.Sprintf("Not finished within the synchronous wait (%s): pending=true and a jobId; or uncertain=true when the platform may have received it. Neither is delivered: query the job, do not resend.", sync),
+			Schema: "SendResponse", Headers: sendHeaders(),
+			Example: map[string]any{"code": 0, "message": "the message is still being sent: track it with GET /api/openapi/queue/" + exJobID + " and do not resend it",
+				"data": exRecord("QUEUED", true, false, "", "")}},
+	}
+	routes := []Route{
+		{http.MethodPost, apiPrefix + "/v1/push/private", "Send one message (recommended)", true, Doc{
+			ID: "sendPrivate", Tag: "send", Idempotent: true, Body: "PrivateSendRequest",
+			Description: fmt.Sprintf("Sends one message to one bound target. Send an Idempotency-Key for every logical push. "+
+				"If the send is not finished within %s, the answer is 202 with pending=true and a jobId: track it with the job query and do not resend under a new key.", sync),
+			BodyExample: map[string]any{"botId": 1, "target": "7", "content": "**deployed** v42", "msgType": 2},
+			Answers:     single, Errors: sendErrors(),
+		}, s.sendPrivate},
+		{http.MethodPost, apiPrefix + "/send", "Send one message (compatibility)", true, Doc{
+			ID: "sendCompat", Tag: "send", Idempotent: true, Body: "CompatSendRequest",
+			Description: "The single send with the older parameter names (bot_id, target_id, msg_type, image_url). " +
+				"It is the same kind of request as the recommended endpoint: a key used on one replays on the other. New projects use POST /api/openapi/v1/push/private.",
+			BodyExample: map[string]any{"bot_id": 1, "target_id": 7, "content": "**deployed** v42", "msg_type": 2},
+			Answers:     single, Errors: sendErrors(),
+		}, s.sendCompat},
+	}
+	return section{routes: routes, schemas: map[string]Schema{
+		"PrivateSendRequest": object("", false,
+			req("botId", integer("The bot's id; it must belong to the account of the API key.").with("minimum", 1)),
+			opt("target", str("The id of a target bound to the bot, as a string of digits. Required except for platforms without targets (push relays, workplace webhooks).").with("pattern", "^[0-9]+$")),
+			opt("content", p.content),
+			opt("msgType", p.msgType),
+			opt("imageUrl", p.imageURL),
+			opt("targetType", str("user or group; it must be the bound target's type (the default).").with("enum", []string{"user", "group"})),
+			opt("isWakeup", boolean("Send in wake-up mode where the platform has one (default false).")),
+		),
+		"CompatSendRequest": object("", false,
+			req("bot_id", integer("The bot's id.").with("minimum", 1)),
+			opt("target_id", integer("The id of a target bound to the bot. Required except for platforms without targets.").with("minimum", 1)),
+			opt("content", p.content),
+			opt("msg_type", p.msgType),
+			opt("image_url", p.imageURL),
+		),
+		"MessageRecord": object("A message record: one message to one target, and the job that sends it.", true,
+			req("id", integer("Message record id.")),
+			req("bot", integer("Bot id.")),
+			req("user", integer("Account (user) id.")),
+			req("content", str("Message content.")),
+			req("msg_type", p.msgType),
+			req("status", str("SUCCESS when delivered; otherwise the job state in capitals. Only SUCCESS means delivered.").with("enum", recordStatuses())),
+			req("platformIndex", str("The platform's id of the delivered message (empty until delivered).")),
+			req("jobId", p.jobID.with("examples", []any{exJobID})),
+			req("pending", boolean("True while the job is queued or running: not delivered yet; do not resend, query the job.")),
+			req("uncertain", boolean("True when the platform may have received the message: delivery waits for verification; do not resend.")),
+			opt("error", p.errText),
+		),
+		"SendResponse": p.envelope("The answer of a single send.", ref("MessageRecord")),
+	}}
+}
