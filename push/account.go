@@ -38,9 +38,12 @@ type AccountFilter struct {
 
 // AccountUpdate changes an account; nil fields stay as they are.
 type AccountUpdate struct {
-	// Status suspends or activates the account. A suspended account's keys
-	// are refused with Forbidden at once, on every node.
+	// Status suspends or activates the account (operators only). A
+	// suspended account's keys and sessions are refused with Forbidden at
+	// once, on every node.
 	Status *AccountStatus
+	// Name renames the account.
+	Name *string
 }
 
 // AccountService holds the verbs on accounts. Get it from Engine.Accounts.
@@ -62,8 +65,9 @@ func validateName(what, name string) error {
 	return nil
 }
 
-// Create creates an active account with the initial points balance. Only
-// an operator may.
+// Create creates an active account with the initial points balance,
+// recorded in the ledger (an account made this way is for API use: it
+// does not wait for a first sign-in). Only an operator may.
 func (s *AccountService) Create(ctx context.Context, p Principal, name string) (Account, error) {
 	e := s.e
 	if err := p.needOperator("create accounts"); err != nil {
@@ -72,8 +76,21 @@ func (s *AccountService) Create(ctx context.Context, p Principal, name string) (
 	if err := validateName("account", name); err != nil {
 		return Account{}, err
 	}
-	a := Account{Name: name, Points: e.points.Initial, Status: AccountActive, CreatedAt: e.clock.Now()}
-	if err := e.store.CreateAccount(ctx, &a); err != nil {
+	var a Account
+	err := e.audited(ctx, p, 0, "account.create", "", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+		a = Account{Name: name, Status: AccountActive, CreatedAt: e.clock.Now()}
+		if err := tx.CreateAccount(ctx, &a); err != nil {
+			return "", err
+		}
+		if e.points.Initial > 0 {
+			if _, err := tx.GrantInitial(ctx, LedgerEntry{AccountID: a.ID, Kind: LedgerInitial, Amount: e.points.Initial, At: a.CreatedAt, Note: "initial points, at the account's creation"}); err != nil {
+				return "", err
+			}
+			a.Points = e.points.Initial
+		}
+		return "account " + i64(a.ID) + " (" + a.Name + ")", nil
+	})
+	if err != nil {
 		return Account{}, err
 	}
 	return a, nil
@@ -110,21 +127,48 @@ func (s *AccountService) List(ctx context.Context, p Principal, f AccountFilter)
 	return pageOf(as, limit, func(a Account) int64 { return a.ID }), nil
 }
 
-// Update changes an account. Only an operator may.
+// Update changes an account: an operator its status and name, a member
+// its own account's name.
 func (s *AccountService) Update(ctx context.Context, p Principal, id int64, u AccountUpdate) (Account, error) {
 	e := s.e
-	if err := p.needOperator("suspend or activate accounts"); err != nil {
-		return Account{}, err
+	if !p.sees(id) {
+		return Account{}, accountNotFound(id)
 	}
 	if u.Status != nil {
+		if err := p.needOperator("suspend or activate accounts"); err != nil {
+			return Account{}, err
+		}
 		if !u.Status.Valid() {
 			return Account{}, Errorf(Invalid, "invalid_status", "account status %q is not known: use active or suspended", truncate(string(*u.Status), 40))
 		}
-		err := e.store.SetAccountStatus(ctx, id, *u.Status)
-		e.forgetAuth()
-		if err != nil {
+	}
+	if u.Name != nil {
+		if err := validateName("account", *u.Name); err != nil {
 			return Account{}, err
 		}
+	}
+	err := e.audited(ctx, p, id, "account.update", "account "+i64(id), func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+		if u.Status != nil {
+			if err := tx.SetAccountStatus(ctx, id, *u.Status); err != nil {
+				return "", err
+			}
+		}
+		if u.Name != nil {
+			if err := tx.RenameAccount(ctx, id, *u.Name); err != nil {
+				return "", err
+			}
+		}
+		obj := "account " + i64(id)
+		if u.Status != nil {
+			obj += ": " + string(*u.Status)
+		}
+		return obj, nil
+	})
+	if u.Status != nil {
+		e.forgetAuth()
+	}
+	if err != nil {
+		return Account{}, err
 	}
 	return e.store.Account(ctx, id)
 }

@@ -58,7 +58,10 @@ func (s *KeyService) Authenticate(ctx context.Context, plain string) (Principal,
 	if a.Status != AccountActive {
 		return Principal{}, Errorf(Forbidden, "account_suspended", "the account of this API key is %s: contact the operator", a.Status)
 	}
-	p := Principal{AccountID: k.AccountID, KeyID: k.ID, Role: RoleMember}
+	p := Principal{AccountID: k.AccountID, KeyID: k.ID, Role: k.Role}
+	if !p.Role.Valid() {
+		p.Role = RoleMember
+	}
 	if e.auth != nil {
 		e.auth.put(hash, authEntry{principal: p, expiresAt: k.ExpiresAt, epoch: epoch})
 	}

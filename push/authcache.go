@@ -13,8 +13,9 @@ const maxAuthEntries = 10000
 // authEntry is a key that authenticated, as it stood under one auth epoch.
 type authEntry struct {
 	principal Principal
-	expiresAt time.Time // the key's; zero: never
+	expiresAt time.Time // the key's or the session's; zero: never
 	epoch     int64
+	seen      time.Time // a session's last-seen time, as stored
 }
 
 // authCache remembers successful authentications, so that a request costs

@@ -17,6 +17,19 @@ type Bot struct {
 	Name      string
 	Config    json.RawMessage
 	CreatedAt time.Time
+	UpdatedAt time.Time // zero: never changed
+}
+
+// BotUpdate changes a bot; nil fields stay as they are. The bot keeps its
+// id, its targets and its jobs.
+type BotUpdate struct {
+	Name *string
+	// Config replaces the credentials and options, after the platform
+	// checked them (and verified them with the platform, with Verify).
+	// Every node uses the new config for its next platform call within a
+	// second.
+	Config json.RawMessage
+	Verify bool
 }
 
 // BotFilter selects an account's bots for List: newest first, at most
@@ -34,7 +47,8 @@ type BotService struct{ e *Engine }
 func (e *Engine) Bots() *BotService { return &e.bots }
 
 // Create creates a bot in an account the principal sees, after its
-// platform has validated the config.
+// platform has validated the config. To verify the credentials with the
+// platform first, call Check.
 func (s *BotService) Create(ctx context.Context, p Principal, b Bot) (Bot, error) {
 	e := s.e
 	if !p.sees(b.AccountID) {
@@ -43,35 +57,163 @@ func (s *BotService) Create(ctx context.Context, p Principal, b Bot) (Bot, error
 	if err := validateName("bot", b.Name); err != nil {
 		return Bot{}, err
 	}
-	pl, ok := e.platforms[b.Platform]
-	if !ok {
-		return Bot{}, Errorf(Invalid, "unknown_platform", "platform %q is not known: use one of %s", truncate(b.Platform, 40), strings.Join(e.PlatformNames(), ", "))
-	}
-	if len(b.Config) == 0 {
-		b.Config = json.RawMessage("{}")
-	}
-	if !json.Valid(b.Config) {
-		return Bot{}, fieldErrorf(FieldConfig, "invalid_config", "the bot config is not valid JSON")
-	}
-	if err := pl.ValidateConfig(b.Config); err != nil {
-		if IsKind(err, Invalid) {
-			return Bot{}, err
-		}
-		return Bot{}, fieldErrorf(FieldConfig, "invalid_config", "%s bot config: %v", b.Platform, err)
-	}
-	if _, err := e.store.Account(ctx, b.AccountID); err != nil {
+	var err error
+	if b.Config, err = e.validateConfig(b.Platform, b.Config); err != nil {
 		return Bot{}, err
 	}
 	b.ID = 0
-	b.CreatedAt = e.clock.Now()
-	if err := e.store.CreateBot(ctx, &b); err != nil {
+	b.CreatedAt, b.UpdatedAt = e.clock.Now(), time.Time{}
+	err = e.audited(ctx, p, b.AccountID, "bot.create", "", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+		if _, err := tx.Account(ctx, b.AccountID); err != nil {
+			return "", err
+		}
+		if err := tx.CreateBot(ctx, &b); err != nil {
+			return "", err
+		}
+		return "bot " + i64(b.ID) + " (" + b.Platform + ", " + b.Name + ")", nil
+	})
+	if err != nil {
 		return Bot{}, err
 	}
 	return b, nil
 }
 
-// Get returns a bot of an account the principal sees; any other is
-// NotFound, as if it did not exist.
+// validateConfig has the platform check a bot config; an empty one is {}.
+func (e *Engine) validateConfig(platform string, config json.RawMessage) (json.RawMessage, error) {
+	pl, ok := e.platforms[platform]
+	if !ok {
+		return nil, Errorf(Invalid, "unknown_platform", "platform %q is not known: use one of %s", truncate(platform, 40), strings.Join(e.PlatformNames(), ", "))
+	}
+	if len(config) == 0 {
+		config = json.RawMessage("{}")
+	}
+	if !json.Valid(config) {
+		return nil, fieldErrorf(FieldConfig, "invalid_config", "the bot config is not valid JSON")
+	}
+	if err := pl.ValidateConfig(config); err != nil {
+		if IsKind(err, Invalid) {
+			return nil, err
+		}
+		return nil, fieldErrorf(FieldConfig, "invalid_config", "%s bot config: %v", platform, err)
+	}
+	return config, nil
+}
+
+// Check validates a bot config and verifies its credentials with the
+// platform, saving nothing. It reports whether the platform could verify
+// them (false: the platform has no such call, and only the config's form
+// was checked).
+func (s *BotService) Check(ctx context.Context, p Principal, platform string, config json.RawMessage) (bool, error) {
+	e := s.e
+	config, err := e.validateConfig(platform, config)
+	if err != nil {
+		return false, err
+	}
+	return e.verify(ctx, platform, config)
+}
+
+// verify asks the platform to verify the credentials of a config.
+func (e *Engine) verify(ctx context.Context, platform string, config json.RawMessage) (bool, error) {
+	v, ok := e.platforms[platform].(Verifier)
+	if !ok {
+		return false, nil
+	}
+	vctx, cancel := context.WithTimeout(ctx, e.limits.AttemptTimeout)
+	defer cancel()
+	err := v.Verify(vctx, config)
+	if err == nil {
+		return true, nil
+	}
+	se := AsSendError(err)
+	if se.Outcome == OutcomeDefinitive {
+		return false, &Error{Kind: Invalid, Reason: "credentials_refused", Field: FieldConfig, Err: err,
+			Message: platform + " refused the credentials: " + se.Error() + ": check them in the platform's console; nothing was saved"}
+	}
+	return false, &Error{Kind: PlatformFailed, Reason: "platform_unreachable", Err: err,
+		Message: platform + " could not be asked to verify the credentials: " + se.Error() + ": try again, or save without verifying"}
+}
+
+// Verify verifies a saved bot's credentials with its platform.
+func (s *BotService) Verify(ctx context.Context, p Principal, id int64) (bool, error) {
+	b, err := s.Get(ctx, p, id)
+	if err != nil {
+		return false, err
+	}
+	return s.e.verify(ctx, b.Platform, b.Config)
+}
+
+// Update renames a bot or replaces its credentials, keeping its id.
+func (s *BotService) Update(ctx context.Context, p Principal, id int64, u BotUpdate) (Bot, error) {
+	e := s.e
+	b, err := s.Get(ctx, p, id)
+	if err != nil {
+		return Bot{}, err
+	}
+	if u.Name != nil {
+		if err := validateName("bot", *u.Name); err != nil {
+			return Bot{}, err
+		}
+		b.Name = *u.Name
+	}
+	what := "name"
+	if u.Config != nil {
+		if b.Config, err = e.validateConfig(b.Platform, u.Config); err != nil {
+			return Bot{}, err
+		}
+		if u.Verify {
+			if _, err := e.verify(ctx, b.Platform, b.Config); err != nil {
+				return Bot{}, err
+			}
+		}
+		what = "credentials"
+		if u.Name != nil {
+			what = "name and credentials"
+		}
+	}
+	b.UpdatedAt = e.clock.Now()
+	err = e.audited(ctx, p, b.AccountID, "bot.update", "bot "+i64(b.ID)+" ("+b.Name+"): "+what, func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+		return "", tx.UpdateBot(ctx, b, u.Config != nil)
+	})
+	e.catalog.forget()
+	if err != nil {
+		return Bot{}, err
+	}
+	return b, nil
+}
+
+// Delete deletes a bot: its queued jobs are canceled and their points
+// returned (once), its running jobs finish, its credentials are erased,
+// and sends to it are refused as to an unknown bot, on every node at once.
+// The history of its finished jobs stays.
+func (s *BotService) Delete(ctx context.Context, p Principal, id int64) (int, error) {
+	e := s.e
+	b, err := s.Get(ctx, p, id)
+	if err != nil {
+		return 0, err
+	}
+	var canceled []string
+	err = e.audited(ctx, p, b.AccountID, "bot.delete", "bot "+i64(b.ID)+" ("+b.Name+")", func(ctx context.Context, tx Tx, ev *txEvents) (string, error) {
+		now := e.clock.Now()
+		// The bot's backlog counter is closed first: no request can queue
+		// a job for it once this commits, and the jobs queued before are
+		// all found below.
+		if err := tx.DeleteBot(ctx, b.ID, now); err != nil {
+			return "", err
+		}
+		var err error
+		canceled, err = e.cancelQueued(ctx, tx, ev, b.ID, 0, "the bot was deleted", now)
+		return "", err
+	})
+	e.catalog.forget()
+	if err != nil {
+		return 0, err
+	}
+	e.notify(ctx, canceled...)
+	return len(canceled), nil
+}
+
+// Get returns a bot of an account the principal sees; any other, or a
+// deleted one, is NotFound, as if it did not exist.
 func (s *BotService) Get(ctx context.Context, p Principal, id int64) (Bot, error) {
 	b, err := s.e.store.Bot(ctx, id)
 	if IsKind(err, NotFound) || err == nil && !p.sees(b.AccountID) {

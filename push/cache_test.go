@@ -146,7 +146,7 @@ func TestReplayAnswers(t *testing.T) {
 	if res, err := send(t, h, f, "r2", "maybe"); err != nil || res.Jobs[0].State != push.StateUncertain {
 		t.Fatalf("replay of the uncertain send: %+v, %v", res, err)
 	}
-	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), unsure.Jobs[0].ID, push.StateSucceeded); err != nil {
+	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), unsure.Jobs[0].ID, push.StateSucceeded, ""); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := send(t, h, f, "r2", "maybe"); err != nil || res.Jobs[0].State != push.StateSucceeded {

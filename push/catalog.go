@@ -1,17 +1,32 @@
 package push
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
 
 // maxCatalogEntries bounds each of the catalog's maps; a full map starts
 // afresh.
 const maxCatalogEntries = 10000
 
-// catalog remembers bots and targets read from the store. They never
-// change once created (there is no update or delete), so an entry is
-// never stale; a missing one is read again.
+// catalogRecheck is how often the catalog asks the store whether a bot or
+// a target changed anywhere: a change made on another node takes effect
+// here within it.
+const catalogRecheck = time.Second
+
+// catalog remembers bots and targets read from the store, so that a send
+// does not read them. They change rarely (renamed, new credentials,
+// deleted, unbound): every change counts in the store's catalog epoch
+// (CatalogEpocher), and the catalog starts afresh when it sees the epoch
+// move, which it checks at most every catalogRecheck; this process's own
+// changes empty it at once.
 type catalog struct {
 	bots    memo[int64, Bot]
 	targets memo[int64, Target]
+
+	epoch     atomic.Int64
+	lastCheck atomic.Int64 // Unix ns of the last epoch read; 0: none
 }
 
 func (c *catalog) init() {
@@ -27,10 +42,43 @@ type reader interface {
 
 // bot returns a bot from the catalog, or reads it through r.
 func (c *catalog) bot(ctx context.Context, r reader, id int64) (Bot, error) {
+	c.check(ctx, r)
 	return c.bots.load(id, func() (Bot, error) { return r.Bot(ctx, id) })
 }
 
 // target returns a target from the catalog, or reads it through r.
 func (c *catalog) target(ctx context.Context, r reader, id int64) (Target, error) {
+	c.check(ctx, r)
 	return c.targets.load(id, func() (Target, error) { return r.Target(ctx, id) })
+}
+
+// check empties the catalog when the store's catalog epoch moved since the
+// last check, reading it through r at most every catalogRecheck. A store
+// that cannot tell (no CatalogEpocher) is trusted: its bots and targets
+// change only through this engine.
+func (c *catalog) check(ctx context.Context, r reader) {
+	ep, ok := r.(CatalogEpocher)
+	if !ok {
+		return
+	}
+	now := time.Now().UnixNano()
+	if last := c.lastCheck.Load(); last != 0 && now-last < int64(catalogRecheck) {
+		return
+	}
+	n, err := ep.CatalogEpoch(ctx)
+	if err != nil {
+		return // a read that fails will fail again where it matters
+	}
+	if c.lastCheck.Swap(now) == 0 || c.epoch.Swap(n) != n {
+		c.bots.forget()
+		c.targets.forget()
+	}
+}
+
+// forget empties the catalog at once (this process changed a bot or a
+// target).
+func (c *catalog) forget() {
+	c.bots.forget()
+	c.targets.forget()
+	c.lastCheck.Store(0)
 }

@@ -49,6 +49,11 @@ type Options struct {
 	// RetryBackoff is the first wait before a retryable platform error is
 	// tried again; it doubles per attempt (default 1 s).
 	RetryBackoff time.Duration
+	// Passwords hashes and checks users' passwords; without it users
+	// cannot be made or sign in (package password has argon2id).
+	Passwords PasswordHasher
+	// Sessions configure sign-in and sign-up.
+	Sessions Sessions
 	// AuthRecheck is how long the store's count of revocations, read to
 	// validate the remembered API keys, is trusted before it is read again
 	// (see Authenticate). 0 (the default) reads it for every request, so
@@ -84,6 +89,15 @@ type Engine struct {
 	targets  TargetService
 	jobs     JobService
 	ledger   LedgerService
+	users    UserService
+	sessions SessionService
+	invites  InviteService
+	audit    AuditService
+
+	sessionOpts Sessions
+	throttle    throttle // failed sign-ins
+	dummyOnce   sync.Once
+	dummy       string // a password hash that matches nothing, for unknown emails
 
 	draining atomic.Bool
 	started  atomic.Bool
@@ -154,6 +168,12 @@ func New(opts Options) (*Engine, error) {
 		e.opts.RetryBackoff = time.Second
 	}
 	e.accounts, e.keys, e.bots, e.targets, e.jobs, e.ledger = AccountService{e}, KeyService{e}, BotService{e}, TargetService{e}, JobService{e}, LedgerService{e}
+	e.users, e.sessions, e.invites, e.audit = UserService{e}, SessionService{e}, InviteService{e}, AuditService{e}
+	e.sessionOpts = opts.Sessions.withDefaults()
+	if !e.sessionOpts.SignUp.Valid() {
+		return nil, fmt.Errorf("push: sign-up mode %q is not known: use closed, invite or open", e.sessionOpts.SignUp)
+	}
+	e.throttle.init()
 	e.auth = newAuthCache(e.store, max(opts.AuthRecheck, 0))
 	e.catalog.init()
 	e.handoff.init()
@@ -467,4 +487,15 @@ func (e *Engine) notify(ctx context.Context, ids ...string) {
 	if err := e.notifier.Notify(context.WithoutCancel(ctx), ids...); err != nil {
 		e.log.Warn("completion notice failed; waiters will poll", "err", err)
 	}
+}
+
+// dummyHash returns a hash of a random password, which an unknown email is
+// checked against so that its answer takes as long as a wrong password's.
+func (e *Engine) dummyHash() string {
+	e.dummyOnce.Do(func() {
+		if h, err := e.opts.Passwords.Hash(randomCode(32, base62)); err == nil {
+			e.dummy = h
+		}
+	})
+	return e.dummy
 }

@@ -102,19 +102,19 @@ func TestJobMoves(t *testing.T) {
 	}
 
 	// Resolve: only uncertain jobs, only to succeeded or failed.
-	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateSucceeded); push.KindOf(err) != push.Conflict {
+	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateSucceeded, ""); push.KindOf(err) != push.Conflict {
 		t.Errorf("Resolve(running) = %v, want Conflict", err)
 	}
 	if err := move(j, push.StateRunning, push.StateUncertain); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateCanceled); push.KindOf(err) != push.Invalid {
+	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateCanceled, ""); push.KindOf(err) != push.Invalid {
 		t.Errorf("Resolve(uncertain, canceled) = %v, want Invalid", err)
 	}
-	if r, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateSucceeded); err != nil || r.State != push.StateSucceeded {
+	if r, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateSucceeded, ""); err != nil || r.State != push.StateSucceeded {
 		t.Fatalf("Resolve(uncertain, succeeded) = %v, %v", r.State, err)
 	}
-	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateFailed); push.KindOf(err) != push.Conflict {
+	if _, err := h.Engine.Jobs().Resolve(ctx, push.System(), j.ID, push.StateFailed, ""); push.KindOf(err) != push.Conflict {
 		t.Errorf("Resolve(succeeded) = %v, want Conflict", err)
 	}
 	// Final states accept no move at all, even from the store directly.

@@ -94,8 +94,38 @@ type Job struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	StartedAt      time.Time // zero until a worker starts it
-	FinishedAt     time.Time // zero until it is settled
+	FinishedAt     time.Time // zero until it is settled (the first time: an uncertain job resolved later keeps it)
 	ExpiresAt      time.Time // a queued job not started by then expires
+	ResolvedAt     time.Time // when an uncertain job was resolved; zero: it was not
+	ResolvedBy     string    // who resolved it, as the audit trail names them
+	Note           string    // the note given when it was resolved
+}
+
+// JobEvent is one move in a job's life.
+type JobEvent struct {
+	State State
+	At    time.Time
+	By    string // who made the move, for a resolution
+	Note  string
+}
+
+// History returns the moves of the job's life so far, oldest first: queued
+// when it was made, running when a worker started it, the state it
+// settled in, and for a resolved job the uncertain state and then the
+// resolution.
+func (j Job) History() []JobEvent {
+	h := []JobEvent{{State: StateQueued, At: j.CreatedAt}}
+	if !j.StartedAt.IsZero() {
+		h = append(h, JobEvent{State: StateRunning, At: j.StartedAt})
+	}
+	switch {
+	case !j.ResolvedAt.IsZero():
+		h = append(h, JobEvent{State: StateUncertain, At: j.FinishedAt},
+			JobEvent{State: j.State, At: j.ResolvedAt, By: j.ResolvedBy, Note: j.Note})
+	case j.State.Settled():
+		h = append(h, JobEvent{State: j.State, At: j.FinishedAt})
+	}
+	return h
 }
 
 // Success is the job's success as the contract reports it: nil while the

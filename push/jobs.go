@@ -2,7 +2,9 @@ package push
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // JobService holds the verbs on jobs: reading, canceling and resolving
@@ -68,20 +70,129 @@ func (s *JobService) Cancel(ctx context.Context, p Principal, id string) (Job, e
 
 // Resolve settles an uncertain job of an account the principal sees as
 // succeeded or failed, after a person or a check has verified what the
-// platform received.
-func (s *JobService) Resolve(ctx context.Context, p Principal, id string, outcome State) (Job, error) {
+// platform received. The job keeps who resolved it, when, and the note;
+// its error ("check it, then resolve it") is dropped.
+func (s *JobService) Resolve(ctx context.Context, p Principal, id string, outcome State, note string) (Job, error) {
+	e := s.e
 	if outcome != StateSucceeded && outcome != StateFailed {
 		return Job{}, Errorf(Invalid, "invalid_outcome", "an uncertain job can be resolved as succeeded or failed, not %q", truncate(string(outcome), 40))
+	}
+	note = strings.TrimSpace(note)
+	if utf8.RuneCountInString(note) > maxNote || !utf8.ValidString(note) {
+		return Job{}, Errorf(Invalid, "invalid_note", "the note must be valid UTF-8 of at most %d characters", maxNote)
 	}
 	if _, err := s.Get(ctx, p, id); err != nil {
 		return Job{}, err
 	}
-	note := "resolved by an operator"
-	if !p.Operator() {
-		note = "resolved by the account"
+	var out Job
+	err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
+		j, err := tx.Job(ctx, id)
+		if err != nil {
+			return err
+		}
+		if j.State != StateUncertain {
+			return Errorf(Conflict, "job_not_uncertain", "job %s is %s: only uncertain jobs can be resolved", id, j.State)
+		}
+		now := e.clock.Now()
+		msg := ""
+		if outcome == StateFailed {
+			msg = "resolved as failed by " + p.actor()
+		}
+		if out, err = e.settle(ctx, tx, ev, j, outcome, msg, j.PlatformIndex, now); err != nil {
+			return err
+		}
+		out.ResolvedAt, out.ResolvedBy, out.Note = now, p.actor(), note
+		if err := tx.ResolveJob(ctx, id, now, out.ResolvedBy, note); err != nil {
+			return err
+		}
+		return tx.CreateAudit(ctx, &AuditEntry{AccountID: j.AccountID, Actor: p.actor(), ActorUserID: p.UserID, ActorKeyID: p.KeyID,
+			Action: "job.resolve", Object: "job " + id + ": " + string(outcome), Address: truncate(p.Address, 64), At: now})
+	})
+	if err != nil {
+		if ReasonOf(err) == ReasonStateChanged {
+			return Job{}, Errorf(Conflict, "job_not_uncertain", "job %s changed state meanwhile: query it again", id)
+		}
+		return Job{}, err
 	}
-	return s.e.move(ctx, id, StateUncertain, outcome, note, "job_not_uncertain",
-		"job %s is %s: only uncertain jobs can be resolved")
+	e.notify(ctx, id)
+	return out, nil
+}
+
+// JobFilter selects jobs for List: an account's (a member's own; 0 for
+// every account, for an operator), newest first, at most Limit, after
+// Cursor, narrowed by the fields that are set.
+type JobFilter struct {
+	AccountID      int64
+	State          State
+	BotID          int64
+	TargetID       int64
+	Since, Until   time.Time // created at or after Since, before Until
+	IdempotencyKey string
+	Limit          int
+	Cursor         string
+}
+
+// List lists jobs, newest first. Pages stay stable while jobs are made:
+// a new job comes before the first page, never inside the pages after it.
+func (s *JobService) List(ctx context.Context, p Principal, f JobFilter) (Page[Job], error) {
+	limit, err := pageLimit(f.Limit, f.Cursor)
+	if err != nil {
+		return Page[Job]{}, err
+	}
+	if !p.Operator() {
+		f.AccountID = p.AccountID
+	}
+	if f.State != "" && !f.State.Valid() {
+		return Page[Job]{}, Errorf(Invalid, "invalid_state", "state %q is not a job state: use one of %s", truncate(string(f.State), 40), statesList())
+	}
+	if f.IdempotencyKey != "" {
+		if err := ValidateIdempotencyKey(f.IdempotencyKey); err != nil {
+			return Page[Job]{}, err
+		}
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		return Page[Job]{}, Errorf(Invalid, "invalid_range", "the time range ends before it starts: give since before until")
+	}
+	f.Limit = limit + 1
+	js, err := s.e.store.ListJobs(ctx, f)
+	if err != nil {
+		return Page[Job]{}, err
+	}
+	return pageOf(js, limit, func(j Job) int64 { return j.MessageID }), nil
+}
+
+func statesList() string {
+	s := make([]string, 0, 7)
+	for _, st := range States() {
+		s = append(s, string(st))
+	}
+	return strings.Join(s, ", ")
+}
+
+// cancelQueued cancels inside tx the queued jobs of a bot (targetID 0) or
+// of a target, returning their points, and returns their ids.
+func (e *Engine) cancelQueued(ctx context.Context, tx Tx, ev *txEvents, botID, targetID int64, note string, now time.Time) ([]string, error) {
+	ids, err := tx.QueuedJobs(ctx, botID, targetID)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		j, err := tx.Job(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if j.State != StateQueued {
+			continue
+		}
+		msg := note
+		if j.Cost > 0 {
+			msg += "; points returned"
+		}
+		if _, err := e.settle(ctx, tx, ev, j, StateCanceled, msg, "", now); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }
 
 // move makes one requested move of a job with its side effects, refusing

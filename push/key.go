@@ -24,6 +24,9 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 type APIKey struct {
 	ID        int64
 	AccountID int64
+	Name      string // to tell keys apart; may be empty
+	Role      Role   // RoleMember, or RoleOperator for a key that acts on every account
+	UserID    int64  // the user who made it; 0: an operator's tool (herald admin)
 	Prefix    string // the part before the underscore, e.g. "hrd"
 	Hash      string // hex SHA-256 of the whole plain key
 	Hint      string // the last four characters, to tell keys apart in lists
@@ -40,11 +43,15 @@ type KeyFilter struct {
 	Cursor    string
 }
 
-// KeyCreate is a new key: its account and its lifetime (zero: it does not
-// expire).
+// KeyCreate is a new key: its account, a name to tell it apart, its
+// lifetime (zero: it does not expire) and its role (default RoleMember;
+// an operator key acts on every account, and only an operator may make
+// one).
 type KeyCreate struct {
 	AccountID int64
+	Name      string
 	TTL       time.Duration
+	Role      Role
 }
 
 // KeyService holds the verbs on API keys, and authentication by key. Get
@@ -88,16 +95,38 @@ func (s *KeyService) store(ctx context.Context, p Principal, c KeyCreate, plain 
 	if c.TTL < 0 {
 		return APIKey{}, Errorf(Invalid, "invalid_expiry", "a key's lifetime cannot be negative")
 	}
-	if _, err := e.store.Account(ctx, c.AccountID); err != nil {
-		return APIKey{}, err
+	if c.Role == "" {
+		c.Role = RoleMember
+	}
+	if !c.Role.Valid() {
+		return APIKey{}, Errorf(Invalid, "invalid_role", "role %q is not known: use member or operator", truncate(string(c.Role), 40))
+	}
+	if c.Role == RoleOperator {
+		if err := p.needOperator("make operator keys"); err != nil {
+			return APIKey{}, err
+		}
+	}
+	if c.Name != "" {
+		if err := validateName("key", c.Name); err != nil {
+			return APIKey{}, err
+		}
 	}
 	prefix, _ := splitKey(plain)
 	now := e.clock.Now()
-	k := APIKey{AccountID: c.AccountID, Prefix: prefix, Hash: HashKey(plain), Hint: keyHint(plain), CreatedAt: now}
+	k := APIKey{AccountID: c.AccountID, Name: c.Name, Role: c.Role, UserID: p.UserID, Prefix: prefix, Hash: HashKey(plain), Hint: keyHint(plain), CreatedAt: now}
 	if c.TTL > 0 {
 		k.ExpiresAt = now.Add(c.TTL)
 	}
-	if err := e.store.CreateAPIKey(ctx, &k); err != nil {
+	err := e.audited(ctx, p, c.AccountID, "key.create", "", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+		if _, err := tx.Account(ctx, c.AccountID); err != nil {
+			return "", err
+		}
+		if err := tx.CreateAPIKey(ctx, &k); err != nil {
+			return "", err
+		}
+		return "key " + i64(k.ID) + " (…" + k.Hint + ", " + string(k.Role) + ")", nil
+	})
+	if err != nil {
 		return APIKey{}, err
 	}
 	return k, nil
@@ -142,7 +171,9 @@ func (s *KeyService) Revoke(ctx context.Context, p Principal, id int64) (APIKey,
 		return APIKey{}, err
 	}
 	if !k.Revoked() {
-		err := e.store.RevokeAPIKey(ctx, id, e.clock.Now())
+		err := e.audited(ctx, p, k.AccountID, "key.revoke", "key "+i64(id)+" (…"+k.Hint+")", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+			return "", tx.RevokeAPIKey(ctx, id, e.clock.Now())
+		})
 		e.forgetAuth()
 		if err != nil {
 			return APIKey{}, err

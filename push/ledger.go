@@ -3,17 +3,22 @@ package push
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // LedgerKind names a row of the points ledger.
 type LedgerKind string
 
-// Ledger row kinds. A job has at most one charge and at most one refund.
+// Ledger row kinds. A job has at most one charge and at most one refund;
+// an account has at most one initial grant.
 const (
-	LedgerCharge LedgerKind = "charge"
-	LedgerRefund LedgerKind = "refund"
-	LedgerAdjust LedgerKind = "adjust" // an operator set the balance
+	LedgerCharge  LedgerKind = "charge"
+	LedgerRefund  LedgerKind = "refund"
+	LedgerAdjust  LedgerKind = "adjust"  // an operator set the balance
+	LedgerInitial LedgerKind = "initial" // the initial points, at creation or first sign-in
+	LedgerGrant   LedgerKind = "grant"   // an operator granted or deducted points, with a reason
 )
 
 // LedgerEntry is one movement of an account's points. Amount is positive
@@ -26,6 +31,7 @@ type LedgerEntry struct {
 	Kind      LedgerKind
 	Amount    int64
 	At        time.Time
+	Note      string // why: the reason of a grant, what an initial row is
 }
 
 // LedgerFilter selects an account's ledger entries for List: newest first,
@@ -62,6 +68,37 @@ func (s *LedgerService) List(ctx context.Context, p Principal, f LedgerFilter) (
 		return Page[LedgerEntry]{}, err
 	}
 	return pageOf(es, limit, func(e LedgerEntry) int64 { return e.ID }), nil
+}
+
+// maxNote bounds the reason of a grant and the note of a resolved job.
+const maxNote = 500
+
+// Grant adds amount points to an account (a negative amount deducts
+// them), with a reason recorded in the ledger. A deduction never takes the
+// balance below zero. Only an operator may.
+func (s *LedgerService) Grant(ctx context.Context, p Principal, accountID, amount int64, reason string) (Account, error) {
+	e := s.e
+	if err := p.needOperator("grant or deduct points"); err != nil {
+		return Account{}, err
+	}
+	if amount == 0 {
+		return Account{}, Errorf(Invalid, "invalid_amount", "the amount is 0: give a positive number to grant points, a negative one to deduct them")
+	}
+	reason = strings.TrimSpace(reason)
+	if reason == "" || utf8.RuneCountInString(reason) > maxNote || !utf8.ValidString(reason) {
+		return Account{}, Errorf(Invalid, "invalid_reason", "give the reason of the change: 1 to %d characters, kept in the ledger", maxNote)
+	}
+	verb := "grant"
+	if amount < 0 {
+		verb = "deduct"
+	}
+	err := e.audited(ctx, p, accountID, "points."+verb, "account "+i64(accountID)+": "+strconv.FormatInt(amount, 10)+" points", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+		return "", tx.Grant(ctx, LedgerEntry{AccountID: accountID, Kind: LedgerGrant, Amount: amount, At: e.clock.Now(), Note: reason})
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	return e.store.Account(ctx, accountID)
 }
 
 // SetBalance sets an account's balance; the difference is recorded in the

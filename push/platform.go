@@ -38,6 +38,16 @@ type BotMessageValidator interface {
 	ValidateBotMessage(config json.RawMessage, m Message, tt TargetType) error
 }
 
+// Verifier is implemented by platforms that can check a bot's credentials
+// with the platform's cheapest authenticated call (Telegram's getMe, a
+// token fetch, a dry check). The engine calls it before it saves new
+// credentials, when asked to. Its error is a *SendError: Definitive when
+// the platform refused the credentials, Retryable or Uncertain when it
+// could not be asked.
+type Verifier interface {
+	Verify(ctx context.Context, config json.RawMessage) error
+}
+
 // PlatformInfo describes a platform.
 type PlatformInfo struct {
 	// Targets is false for platforms whose bot has one destination (push

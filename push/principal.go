@@ -1,5 +1,7 @@
 package push
 
+import "strconv"
+
 // Role is what a principal may do beyond its own account.
 type Role string
 
@@ -22,9 +24,17 @@ type Principal struct {
 	AccountID int64
 	// KeyID is the API key the principal authenticated with, if any.
 	KeyID int64
-	// Role is RoleMember for an account's keys; RoleOperator may act on
-	// every account.
+	// UserID and SessionID are the signed-in user and the session, if
+	// the principal authenticated with a session; Email is the user's.
+	UserID    int64
+	SessionID int64
+	Email     string
+	// Role is RoleMember for an account's members and keys; RoleOperator
+	// may act on every account.
 	Role Role
+	// Address is where the request came from (an IP address), for the
+	// audit trail; the front end sets it.
+	Address string
 }
 
 // System returns the principal of the process itself: herald admin on the
@@ -37,6 +47,20 @@ func System() Principal { return Principal{Role: RoleOperator} }
 // program that embeds the engine and acts for one of its accounts.
 func AccountPrincipal(accountID int64) Principal {
 	return Principal{AccountID: accountID, Role: RoleMember}
+}
+
+// actor names the principal in the audit trail: the user (by id and
+// email), the key (by id), or the system.
+func (p Principal) actor() string {
+	switch {
+	case p.UserID != 0:
+		return "user " + strconv.FormatInt(p.UserID, 10) + " (" + p.Email + ")"
+	case p.KeyID != 0:
+		return "key " + strconv.FormatInt(p.KeyID, 10)
+	case p.AccountID != 0:
+		return "account " + strconv.FormatInt(p.AccountID, 10)
+	}
+	return "system"
 }
 
 // Operator reports whether p may act on every account.

@@ -33,7 +33,9 @@ type Store interface {
 // engine has checked (see CursorID), and return at most Limit items, those
 // of the filter with an id below the cursor's, newest (highest id) first.
 type Tx interface {
+	// CreateAccount stores a new account with the balance given.
 	CreateAccount(ctx context.Context, a *Account) error
+	RenameAccount(ctx context.Context, id int64, name string) error
 	Account(ctx context.Context, id int64) (Account, error)
 	Accounts(ctx context.Context, f AccountFilter) ([]Account, error)
 	SetAccountStatus(ctx context.Context, id int64, s AccountStatus) error
@@ -47,6 +49,14 @@ type Tx interface {
 	// and changes nothing when the job was already refunded.
 	Refund(ctx context.Context, e LedgerEntry) (bool, error)
 	Ledger(ctx context.Context, f LedgerFilter) ([]LedgerEntry, error)
+	// GrantInitial records the account's initial points and adds them to
+	// its balance, once: it reports false and changes nothing when the
+	// account had them already.
+	GrantInitial(ctx context.Context, e LedgerEntry) (bool, error)
+	// Grant adds e.Amount to the account's balance (a negative amount
+	// deducts) and records e, or changes nothing and returns Invalid
+	// "insufficient_points" when the balance would go below zero.
+	Grant(ctx context.Context, e LedgerEntry) error
 
 	CreateAPIKey(ctx context.Context, k *APIKey) error
 	APIKeyByHash(ctx context.Context, hash string) (APIKey, error)
@@ -55,12 +65,60 @@ type Tx interface {
 	RevokeAPIKey(ctx context.Context, id int64, at time.Time) error
 
 	CreateBot(ctx context.Context, b *Bot) error
+	// Bot returns a bot; a deleted one is NotFound.
 	Bot(ctx context.Context, id int64) (Bot, error)
 	Bots(ctx context.Context, f BotFilter) ([]Bot, error)
+	// UpdateBot stores b's name (and its config when config is true). It
+	// counts in the catalog epoch.
+	UpdateBot(ctx context.Context, b Bot, config bool) error
+	// DeleteBot marks a bot deleted and erases its config, and closes its
+	// backlog counter: ReserveBacklog refuses it with NotFound from then
+	// on. It counts in the catalog epoch.
+	DeleteBot(ctx context.Context, id int64, at time.Time) error
 
+	// CreateTarget binds a target; binding the address of an unbound
+	// target of the bot binds that target again (its id is kept). An
+	// address bound already is Conflict ReasonDuplicate.
 	CreateTarget(ctx context.Context, t *Target) error
+	// Target returns a target; an unbound one is NotFound.
 	Target(ctx context.Context, id int64) (Target, error)
 	Targets(ctx context.Context, f TargetFilter) ([]Target, error)
+	// UpdateTarget stores t's name. It counts in the catalog epoch.
+	UpdateTarget(ctx context.Context, t Target) error
+	// UnbindTarget marks a target unbound. It counts in the catalog epoch.
+	UnbindTarget(ctx context.Context, id int64, at time.Time) error
+
+	CreateUser(ctx context.Context, u *User) error
+	User(ctx context.Context, id int64) (User, error)
+	UserByEmail(ctx context.Context, email string) (User, error)
+	Users(ctx context.Context, f UserFilter) ([]User, error)
+	// CountUsers counts the users of a role.
+	CountUsers(ctx context.Context, role Role) (int, error)
+	// DeleteUser deletes a user (its sessions were revoked first).
+	DeleteUser(ctx context.Context, id int64) error
+	SetPassword(ctx context.Context, userID int64, hash string, at time.Time) error
+	SetSignedIn(ctx context.Context, userID int64, at time.Time) error
+
+	CreateSession(ctx context.Context, s *Session) error
+	Session(ctx context.Context, id int64) (Session, error)
+	SessionByHash(ctx context.Context, hash string) (Session, error)
+	Sessions(ctx context.Context, f SessionFilter) ([]Session, error)
+	TouchSession(ctx context.Context, id int64, at time.Time) error
+	// RevokeSessions revokes the sessions r names. It counts in the auth
+	// epoch.
+	RevokeSessions(ctx context.Context, r SessionRevoke, at time.Time) error
+
+	CreateInvite(ctx context.Context, i *Invite) error
+	Invite(ctx context.Context, id int64) (Invite, error)
+	InviteByHash(ctx context.Context, hash string) (Invite, error)
+	Invites(ctx context.Context, f InviteFilter) ([]Invite, error)
+	// UseInvite marks an invite used by a user, or returns Conflict when
+	// it was used, revoked or expired meanwhile.
+	UseInvite(ctx context.Context, id, userID int64, at time.Time) error
+	RevokeInvite(ctx context.Context, id int64, at time.Time) error
+
+	CreateAudit(ctx context.Context, a *AuditEntry) error
+	AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
 
 	Idempotency(ctx context.Context, accountID int64, key string) (IdempotencyRecord, error)
 	CreateIdempotency(ctx context.Context, r *IdempotencyRecord) error
@@ -88,6 +146,13 @@ type Tx interface {
 	// FindJobs returns the ids of jobs in state s, oldest first, at most
 	// limit of them; with expiredBy set, only those that expire by then.
 	FindJobs(ctx context.Context, s State, expiredBy time.Time, limit int) ([]string, error)
+	// QueuedJobs returns the ids of the queued jobs of a bot, or of one of
+	// its targets when targetID is not 0.
+	QueuedJobs(ctx context.Context, botID, targetID int64) ([]string, error)
+	// ListJobs lists jobs by the filter, newest (highest MessageID) first.
+	ListJobs(ctx context.Context, f JobFilter) ([]Job, error)
+	// ResolveJob records how an uncertain job was resolved, after its move.
+	ResolveJob(ctx context.Context, id string, at time.Time, by, note string) error
 }
 
 // BacklogRecounter is implemented by stores that can recompute their
@@ -98,8 +163,17 @@ type BacklogRecounter interface {
 	RecountBacklog(ctx context.Context) (int, error)
 }
 
+// CatalogEpocher is implemented by stores that count the changes to bots
+// and targets (renamed, new credentials, deleted, unbound). An engine
+// whose store implements it remembers bots and targets and starts afresh
+// within a second of a change made by any process.
+type CatalogEpocher interface {
+	CatalogEpoch(ctx context.Context) (int64, error)
+}
+
 // AuthEpocher is implemented by stores that count the changes that can end
-// an API key's validity: a key revoked, an account suspended or activated.
+// an API key's or a session's validity: a key revoked, an account
+// suspended or activated, a session ended, a user removed.
 // The count changes in the transaction of the change. An engine whose
 // store implements it caches successful authentications and trusts an
 // entry only while the count is the one it was cached under, so that a

@@ -29,6 +29,11 @@ type Target struct {
 	CreatedAt time.Time
 }
 
+// TargetUpdate changes a target; nil fields stay as they are.
+type TargetUpdate struct {
+	Name *string
+}
+
 // TargetFilter selects a bot's targets for List: newest first, at most
 // Limit, after Cursor.
 type TargetFilter struct {
@@ -90,13 +95,80 @@ func (s *TargetService) Bind(ctx context.Context, p Principal, t Target) (Target
 	}
 	t.ID = 0
 	t.CreatedAt = e.clock.Now()
-	if err := e.store.CreateTarget(ctx, &t); err != nil {
-		if ReasonOf(err) == ReasonDuplicate {
-			return Target{}, Errorf(Conflict, "target_exists", "bot %d already has the %s target %q bound", b.ID, t.Type, t.Address)
+	err = e.audited(ctx, p, b.AccountID, "target.bind", "", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+		// A target unbound before and bound again keeps its id.
+		if err := tx.CreateTarget(ctx, &t); err != nil {
+			if ReasonOf(err) == ReasonDuplicate {
+				return "", Errorf(Conflict, "target_exists", "bot %d already has the %s target %q bound", b.ID, t.Type, t.Address)
+			}
+			return "", err
 		}
+		return "target " + i64(t.ID) + " (" + string(t.Type) + " " + t.Address + ") of bot " + i64(b.ID), nil
+	})
+	e.catalog.forget()
+	if err != nil {
 		return Target{}, err
 	}
 	return t, nil
+}
+
+// Update renames a target.
+func (s *TargetService) Update(ctx context.Context, p Principal, id int64, u TargetUpdate) (Target, error) {
+	e := s.e
+	t, err := s.Get(ctx, p, id)
+	if err != nil {
+		return Target{}, err
+	}
+	b, err := e.store.Bot(ctx, t.BotID)
+	if err != nil {
+		return Target{}, err
+	}
+	if u.Name != nil {
+		if err := validateName("target", *u.Name); err != nil {
+			return Target{}, err
+		}
+		t.Name = *u.Name
+	}
+	err = e.audited(ctx, p, b.AccountID, "target.update", "target "+i64(t.ID)+" ("+t.Name+")", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+		return "", tx.UpdateTarget(ctx, t)
+	})
+	e.catalog.forget()
+	if err != nil {
+		return Target{}, err
+	}
+	return t, nil
+}
+
+// Unbind unbinds a target: its queued jobs are canceled and their points
+// returned (once), its running jobs finish, and sends to it are refused as
+// to an unknown target (on other nodes within a second). The history of
+// its finished jobs stays; binding its address again gives it back its id.
+func (s *TargetService) Unbind(ctx context.Context, p Principal, id int64) (int, error) {
+	e := s.e
+	t, err := s.Get(ctx, p, id)
+	if err != nil {
+		return 0, err
+	}
+	b, err := e.store.Bot(ctx, t.BotID)
+	if err != nil {
+		return 0, err
+	}
+	var canceled []string
+	err = e.audited(ctx, p, b.AccountID, "target.unbind", "target "+i64(t.ID)+" ("+t.Name+") of bot "+i64(b.ID), func(ctx context.Context, tx Tx, ev *txEvents) (string, error) {
+		now := e.clock.Now()
+		if err := tx.UnbindTarget(ctx, t.ID, now); err != nil {
+			return "", err
+		}
+		var err error
+		canceled, err = e.cancelQueued(ctx, tx, ev, t.BotID, t.ID, "the target was unbound", now)
+		return "", err
+	})
+	e.catalog.forget()
+	if err != nil {
+		return 0, err
+	}
+	e.notify(ctx, canceled...)
+	return len(canceled), nil
 }
 
 // Get returns a target of a bot the principal sees; any other is

@@ -58,10 +58,21 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 				// transaction may hold the store's only connection).
 				var err error
 				if bot, err = e.catalog.bot(ctx, tx, j.BotID); err != nil {
+					if IsKind(err, NotFound) {
+						// Deleted since the job was queued (a delete
+						// cancels the queued jobs it finds; this one came
+						// after, from a node that had not seen it yet).
+						settled = true
+						_, err = e.settle(ctx, tx, ev, j, StateCanceled, "the bot was deleted before the job started"+pointsReturned(j), "", now)
+					}
 					return err
 				}
 				if j.TargetID != 0 {
 					if target, err = e.catalog.target(ctx, tx, j.TargetID); err != nil {
+						if IsKind(err, NotFound) {
+							settled = true
+							_, err = e.settle(ctx, tx, ev, j, StateCanceled, "the target was unbound before the job started"+pointsReturned(j), "", now)
+						}
 						return err
 					}
 				}
@@ -195,4 +206,13 @@ func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr e
 	}
 	e.notify(ctx, job.ID)
 	return nil
+}
+
+// pointsReturned is what a canceled or expired job's error adds when it
+// had points to return.
+func pointsReturned(j Job) string {
+	if j.Cost > 0 {
+		return "; points returned"
+	}
+	return ""
 }

@@ -159,3 +159,63 @@ func (q queries) Ledger(ctx context.Context, f push.LedgerFilter) ([]push.Ledger
 	}
 	return out, nil
 }
+
+// RenameAccount implements push.Tx.
+func (q queries) RenameAccount(ctx context.Context, id int64, name string) error {
+	res, err := q.w.NewUpdate().Model((*accountRow)(nil)).Set("name = ?", name).Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return q.fail(err, "rename account")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("account", id)
+	}
+	return nil
+}
+
+// GrantInitial implements push.Tx: the ledger's unique index of initial
+// rows lets one of concurrent first sign-ins (on any node) insert it; the
+// others change nothing.
+func (q queries) GrantInitial(ctx context.Context, e push.LedgerEntry) (bool, error) {
+	var granted bool
+	err := q.atomic(ctx, func(ctx context.Context, q queries) error {
+		granted = false
+		row := ledgerToRow(e)
+		row.Kind = string(push.LedgerInitial)
+		res, err := q.w.NewInsert().Model(&row).On("CONFLICT (account_id) WHERE kind = 'initial' DO NOTHING").Exec(ctx)
+		if err != nil {
+			return q.fail(err, "record initial points")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		if _, err := q.w.NewUpdate().Model((*accountRow)(nil)).Set("points = points + ?", e.Amount).Where("id = ?", e.AccountID).Exec(ctx); err != nil {
+			return q.fail(err, "grant initial points")
+		}
+		granted = true
+		return nil
+	})
+	return granted, err
+}
+
+// Grant implements push.Tx.
+func (q queries) Grant(ctx context.Context, e push.LedgerEntry) error {
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		res, err := q.w.NewUpdate().Model((*accountRow)(nil)).Set("points = points + ?", e.Amount).
+			Where("id = ?", e.AccountID).Where("points + ? >= 0", e.Amount).Exec(ctx)
+		if err != nil {
+			return q.fail(err, "grant points")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			a, err := q.Account(ctx, e.AccountID)
+			if err != nil {
+				return err
+			}
+			return push.Errorf(push.Invalid, "insufficient_points", "the account has %d points: deducting %d would take it below zero", a.Points, -e.Amount)
+		}
+		row := ledgerToRow(e)
+		if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {
+			return q.fail(err, "record the grant")
+		}
+		return nil
+	})
+}

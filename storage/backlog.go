@@ -19,7 +19,7 @@ const totalRow = 0
 
 // The statements of the backlog counters, prepared once.
 const (
-	addBacklogSQL     = "UPDATE backlog SET n = n + ? WHERE bot_id = ? AND n + ? <= ?"
+	addBacklogSQL     = "UPDATE backlog SET n = n + ? WHERE bot_id = ? AND n + ? <= ? AND NOT closed"
 	createBacklogSQL  = "INSERT INTO backlog (bot_id, n) VALUES (?, 0) ON CONFLICT (bot_id) DO NOTHING"
 	releaseBacklogSQL = "UPDATE backlog SET n = CASE WHEN n >= ? THEN n - ? ELSE 0 END WHERE bot_id = ?"
 )
@@ -53,6 +53,11 @@ func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPe
 				return err
 			}
 			if !ok {
+				var row backlogRow
+				if err := q.w.NewSelect().Model(&row).Where("bot_id = ?", id).Scan(ctx); err == nil && row.Closed {
+					// DeleteBot closed the counter: the bot is gone.
+					return push.Errorf(push.NotFound, "bot_not_found", "bot %d does not exist in your account: check the bot id", id)
+				}
 				n, _ := q.Backlog(ctx, id)
 				return &push.Error{Kind: push.TooMany, Reason: "backlog_full", RetryAfter: 5 * time.Second,
 					Message: fmt.Sprintf("the queue of bot %d is full: %d messages are waiting (limit %d); retry after some are sent", id, n, maxPerBot)}
@@ -196,4 +201,18 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 		return nil
 	})
 	return fixed, err
+}
+
+// closeBacklog closes a bot's counter (creating it closed if needed), so
+// that ReserveBacklog refuses the bot from then on. On databases with row
+// locks, it waits for the reservations under way, whose jobs its
+// transaction then finds.
+func (q queries) closeBacklog(ctx context.Context, botID int64) error {
+	if _, err := q.exec(ctx, createBacklogSQL, botID); err != nil {
+		return q.fail(err, "create backlog counter")
+	}
+	if _, err := q.w.NewUpdate().Model((*backlogRow)(nil)).Set("closed = TRUE").Where("bot_id = ?", botID).Exec(ctx); err != nil {
+		return q.fail(err, "close backlog counter")
+	}
+	return nil
 }

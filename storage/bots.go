@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/heraldpush/herald/push"
 	"github.com/uptrace/bun"
@@ -12,7 +13,7 @@ func bunIdent(s string) bun.Ident { return bun.Ident(s) }
 
 // CreateBot implements push.Tx.
 func (q queries) CreateBot(ctx context.Context, b *push.Bot) error {
-	row := botRow{AccountID: b.AccountID, Platform: b.Platform, Name: b.Name, Config: q.sealConfig(b.Config), CreatedMs: toMs(b.CreatedAt)}
+	row := botRow{AccountID: b.AccountID, Platform: b.Platform, Name: b.Name, Config: q.sealConfig(b.Config), CreatedMs: toMs(b.CreatedAt), UpdatedMs: toMs(b.UpdatedAt)}
 	if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return q.fail(err, "create bot")
 	}
@@ -23,7 +24,7 @@ func (q queries) CreateBot(ctx context.Context, b *push.Bot) error {
 // Bot implements push.Tx.
 func (q queries) Bot(ctx context.Context, id int64) (push.Bot, error) {
 	var row botRow
-	err := q.r.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	err := q.r.NewSelect().Model(&row).Where("id = ?", id).Where("deleted_ms = 0").Scan(ctx)
 	if isNoRows(err) {
 		return push.Bot{}, notFound("bot", id)
 	}
@@ -36,7 +37,7 @@ func (q queries) Bot(ctx context.Context, id int64) (push.Bot, error) {
 // Bots implements push.Tx.
 func (q queries) Bots(ctx context.Context, f push.BotFilter) ([]push.Bot, error) {
 	var rows []botRow
-	if err := page(q.r.NewSelect().Model(&rows).Where("account_id = ?", f.AccountID), f.Cursor, f.Limit).Scan(ctx); err != nil {
+	if err := page(q.r.NewSelect().Model(&rows).Where("account_id = ?", f.AccountID).Where("deleted_ms = 0"), f.Cursor, f.Limit).Scan(ctx); err != nil {
 		return nil, q.fail(err, "list bots")
 	}
 	out := make([]push.Bot, len(rows))
@@ -78,18 +79,99 @@ func (q queries) bot(r botRow) (push.Bot, error) {
 
 // CreateTarget implements push.Tx.
 func (q queries) CreateTarget(ctx context.Context, t *push.Target) error {
-	row := targetRow{BotID: t.BotID, Type: string(t.Type), Address: t.Address, Name: t.Name, CreatedMs: toMs(t.CreatedAt)}
-	if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {
-		return q.fail(err, "create target")
-	}
-	t.ID = row.ID
-	return nil
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		// An unbound target of the same address is bound again.
+		var old targetRow
+		err := q.w.NewSelect().Model(&old).Where("bot_id = ?", t.BotID).Where("type = ?", string(t.Type)).Where("address = ?", t.Address).Scan(ctx)
+		switch {
+		case err == nil && old.UnboundMs == 0:
+			return &push.Error{Kind: push.Conflict, Reason: push.ReasonDuplicate, Message: "a row with this key already exists"}
+		case err == nil:
+			if _, err := q.w.NewUpdate().Model((*targetRow)(nil)).Set("unbound_ms = 0").Set("name = ?", t.Name).Where("id = ?", old.ID).Exec(ctx); err != nil {
+				return q.fail(err, "bind target again")
+			}
+			t.ID, t.CreatedAt = old.ID, fromMs(old.CreatedMs)
+			return q.bumpCatalogEpoch(ctx)
+		case !isNoRows(err):
+			return q.fail(err, "read target")
+		}
+		row := targetRow{BotID: t.BotID, Type: string(t.Type), Address: t.Address, Name: t.Name, CreatedMs: toMs(t.CreatedAt)}
+		if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {
+			return q.fail(err, "create target")
+		}
+		t.ID = row.ID
+		return nil
+	})
+}
+
+// UpdateBot implements push.Tx.
+func (q queries) UpdateBot(ctx context.Context, b push.Bot, config bool) error {
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		up := q.w.NewUpdate().Model((*botRow)(nil)).Set("name = ?", b.Name).Set("updated_ms = ?", toMs(b.UpdatedAt))
+		if config {
+			up = up.Set("config = ?", q.sealConfig(b.Config))
+		}
+		res, err := up.Where("id = ?", b.ID).Where("deleted_ms = 0").Exec(ctx)
+		if err != nil {
+			return q.fail(err, "update bot")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("bot", b.ID)
+		}
+		return q.bumpCatalogEpoch(ctx)
+	})
+}
+
+// DeleteBot implements push.Tx.
+func (q queries) DeleteBot(ctx context.Context, id int64, at time.Time) error {
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		if err := q.closeBacklog(ctx, id); err != nil {
+			return err
+		}
+		res, err := q.w.NewUpdate().Model((*botRow)(nil)).Set("deleted_ms = ?", toMs(at)).Set("updated_ms = ?", toMs(at)).
+			Set("config = ?", "{}").Where("id = ?", id).Where("deleted_ms = 0").Exec(ctx)
+		if err != nil {
+			return q.fail(err, "delete bot")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("bot", id)
+		}
+		return q.bumpCatalogEpoch(ctx)
+	})
+}
+
+// UpdateTarget implements push.Tx.
+func (q queries) UpdateTarget(ctx context.Context, t push.Target) error {
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		res, err := q.w.NewUpdate().Model((*targetRow)(nil)).Set("name = ?", t.Name).Where("id = ?", t.ID).Where("unbound_ms = 0").Exec(ctx)
+		if err != nil {
+			return q.fail(err, "update target")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("target", t.ID)
+		}
+		return q.bumpCatalogEpoch(ctx)
+	})
+}
+
+// UnbindTarget implements push.Tx.
+func (q queries) UnbindTarget(ctx context.Context, id int64, at time.Time) error {
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		res, err := q.w.NewUpdate().Model((*targetRow)(nil)).Set("unbound_ms = ?", toMs(at)).Where("id = ?", id).Where("unbound_ms = 0").Exec(ctx)
+		if err != nil {
+			return q.fail(err, "unbind target")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("target", id)
+		}
+		return q.bumpCatalogEpoch(ctx)
+	})
 }
 
 // Target implements push.Tx.
 func (q queries) Target(ctx context.Context, id int64) (push.Target, error) {
 	var row targetRow
-	err := q.r.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	err := q.r.NewSelect().Model(&row).Where("id = ?", id).Where("unbound_ms = 0").Scan(ctx)
 	if isNoRows(err) {
 		return push.Target{}, notFound("target", id)
 	}
@@ -102,7 +184,7 @@ func (q queries) Target(ctx context.Context, id int64) (push.Target, error) {
 // Targets implements push.Tx.
 func (q queries) Targets(ctx context.Context, f push.TargetFilter) ([]push.Target, error) {
 	var rows []targetRow
-	if err := page(q.r.NewSelect().Model(&rows).Where("bot_id = ?", f.BotID), f.Cursor, f.Limit).Scan(ctx); err != nil {
+	if err := page(q.r.NewSelect().Model(&rows).Where("bot_id = ?", f.BotID).Where("unbound_ms = 0"), f.Cursor, f.Limit).Scan(ctx); err != nil {
 		return nil, q.fail(err, "list targets")
 	}
 	out := make([]push.Target, len(rows))

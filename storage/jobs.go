@@ -11,7 +11,8 @@ import (
 // jobColumns are the columns of a job row, in the order scanJob reads
 // them.
 const jobColumns = "seq, id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
-	"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms"
+	"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms, " +
+	"resolved_ms, resolved_by, note"
 
 // The hot statements of a job's life, prepared once.
 const (
@@ -39,7 +40,7 @@ func scanJob(scan func(dest ...any) error) (jobRow, error) {
 	var r jobRow
 	err := scan(&r.Seq, &r.ID, &r.AccountID, &r.BotID, &r.TargetID, &r.Platform, &r.TargetType, &r.MsgType, &r.Content, &r.ImageURL,
 		&r.Wakeup, &r.State, &r.Cost, &r.Attempts, &r.Error, &r.PlatformIndex, &r.IdemKey, &r.CreatedMs, &r.UpdatedMs,
-		&r.StartedMs, &r.FinishedMs, &r.ExpiresMs)
+		&r.StartedMs, &r.FinishedMs, &r.ExpiresMs, &r.ResolvedMs, &r.ResolvedBy, &r.Note)
 	return r, err
 }
 
@@ -141,7 +142,7 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 	started := flag(m.To == push.StateRunning)
 	args := []any{string(m.To), at,
 		started, at, started,
-		flag(m.To.Settled()), at,
+		flag(finishes(m)), at,
 		flag(m.Error != "" || m.To == push.StateSucceeded), m.Error,
 		m.PlatformIndex, m.PlatformIndex,
 		m.ID, string(m.From)}
@@ -190,7 +191,7 @@ func movedJob(j push.Job, m push.JobMove) push.Job {
 		j.StartedAt = at
 		j.Attempts++
 	}
-	if m.To.Settled() {
+	if finishes(m) {
 		j.FinishedAt = at
 	}
 	if m.Error != "" || m.To == push.StateSucceeded {
@@ -204,6 +205,10 @@ func movedJob(j push.Job, m push.JobMove) push.Job {
 	}
 	return j
 }
+
+// finishes reports whether a move sets the job's finished time: its first
+// settlement (a resolved uncertain job keeps the time it became uncertain).
+func finishes(m push.JobMove) bool { return m.To.Settled() && m.From != push.StateUncertain }
 
 // flag is a boolean as a statement parameter.
 func flag(b bool) int {
@@ -228,4 +233,72 @@ func (q queries) FindJobs(ctx context.Context, s push.State, expiredBy time.Time
 		return nil, q.fail(err, "find jobs")
 	}
 	return ids, nil
+}
+
+// QueuedJobs implements push.Tx.
+func (q queries) QueuedJobs(ctx context.Context, botID, targetID int64) ([]string, error) {
+	sel := q.r.NewSelect().Model((*jobRow)(nil)).Column("id").Where("state = ?", string(push.StateQueued)).Where("bot_id = ?", botID)
+	if targetID != 0 {
+		sel = sel.Where("target_id = ?", targetID)
+	}
+	var ids []string
+	if err := sel.Order("seq").Scan(ctx, &ids); err != nil {
+		return nil, q.fail(err, "find queued jobs")
+	}
+	return ids, nil
+}
+
+// ListJobs implements push.Tx.
+func (q queries) ListJobs(ctx context.Context, f push.JobFilter) ([]push.Job, error) {
+	var rows []jobRow
+	sel := q.r.NewSelect().Model(&rows)
+	if f.AccountID != 0 {
+		sel = sel.Where("account_id = ?", f.AccountID)
+	}
+	if f.State != "" {
+		sel = sel.Where("state = ?", string(f.State))
+	}
+	if f.BotID != 0 {
+		sel = sel.Where("bot_id = ?", f.BotID)
+	}
+	if f.TargetID != 0 {
+		sel = sel.Where("target_id = ?", f.TargetID)
+	}
+	if !f.Since.IsZero() {
+		sel = sel.Where("created_ms >= ?", toMs(f.Since))
+	}
+	if !f.Until.IsZero() {
+		sel = sel.Where("created_ms < ?", toMs(f.Until))
+	}
+	if f.IdempotencyKey != "" {
+		sel = sel.Where("idem_key = ?", f.IdempotencyKey)
+	}
+	if before := push.CursorID(f.Cursor); before > 0 {
+		sel = sel.Where("seq < ?", before)
+	}
+	sel = sel.Order("seq DESC")
+	if f.Limit > 0 {
+		sel = sel.Limit(int64(f.Limit))
+	}
+	if err := sel.Scan(ctx); err != nil {
+		return nil, q.fail(err, "list jobs")
+	}
+	out := make([]push.Job, len(rows))
+	for i, r := range rows {
+		out[i] = r.job()
+	}
+	return out, nil
+}
+
+// ResolveJob implements push.Tx.
+func (q queries) ResolveJob(ctx context.Context, id string, at time.Time, by, note string) error {
+	res, err := q.w.NewUpdate().Model((*jobRow)(nil)).Set("resolved_ms = ?", toMs(at)).Set("resolved_by = ?", by).Set("note = ?", note).
+		Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return q.fail(err, "resolve job")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return push.Errorf(push.NotFound, "job_not_found", "job %s does not exist", id)
+	}
+	return nil
 }

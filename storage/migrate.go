@@ -95,6 +95,7 @@ func (s *Store) migrator() (*migrate.Migrator, error) {
 	if err := ms.Discover(sub); err != nil {
 		return nil, fmt.Errorf("storage: read migrations: %w", err)
 	}
+	registerColumns(ms)
 	return migrate.NewMigrator(s.w, ms,
 		migrate.WithTemplateData(s.dialect),
 		migrate.WithMarkAppliedOnSuccess(true),

@@ -92,7 +92,7 @@ func preparedStatements() []string {
 		selectIdempotencySQL, insertIdempotencySQL,
 		addBacklogSQL, createBacklogSQL, releaseBacklogSQL,
 		chargeSQL, insertLedgerSQL,
-		selectAuthEpochSQL, bumpAuthEpochSQL,
+		selectAuthEpochSQL, bumpAuthEpochSQL, selectCatalogEpochSQL, bumpCatalogEpochSQL,
 		"SAVEPOINT herald_tx", "ROLLBACK TO SAVEPOINT herald_tx", "RELEASE SAVEPOINT herald_tx",
 	}
 }

@@ -45,6 +45,9 @@ type apiKeyRow struct {
 
 	ID        int64 `bun:",pk,autoincrement"`
 	AccountID int64
+	Name      string
+	Role      string
+	UserID    int64
 	Prefix    string
 	Hash      string
 	Hint      string
@@ -55,7 +58,7 @@ type apiKeyRow struct {
 
 func (r apiKeyRow) key() push.APIKey {
 	return push.APIKey{
-		ID: r.ID, AccountID: r.AccountID, Prefix: r.Prefix, Hash: r.Hash, Hint: r.Hint,
+		ID: r.ID, AccountID: r.AccountID, Name: r.Name, Role: push.Role(r.Role), UserID: r.UserID, Prefix: r.Prefix, Hash: r.Hash, Hint: r.Hint,
 		CreatedAt: fromMs(r.CreatedMs), ExpiresAt: fromMs(r.ExpiresMs), RevokedAt: fromMs(r.RevokedMs),
 	}
 }
@@ -69,10 +72,13 @@ type botRow struct {
 	Name      string
 	Config    string
 	CreatedMs int64
+	UpdatedMs int64
+	DeletedMs int64
 }
 
 func (r botRow) bot() push.Bot {
-	return push.Bot{ID: r.ID, AccountID: r.AccountID, Platform: r.Platform, Name: r.Name, Config: json.RawMessage(r.Config), CreatedAt: fromMs(r.CreatedMs)}
+	return push.Bot{ID: r.ID, AccountID: r.AccountID, Platform: r.Platform, Name: r.Name, Config: json.RawMessage(r.Config),
+		CreatedAt: fromMs(r.CreatedMs), UpdatedAt: fromMs(r.UpdatedMs)}
 }
 
 type targetRow struct {
@@ -84,6 +90,7 @@ type targetRow struct {
 	Address   string
 	Name      string
 	CreatedMs int64
+	UnboundMs int64
 }
 
 func (r targetRow) target() push.Target {
@@ -115,6 +122,9 @@ type jobRow struct {
 	StartedMs     int64
 	FinishedMs    int64
 	ExpiresMs     int64
+	ResolvedMs    int64
+	ResolvedBy    string
+	Note          string
 }
 
 func jobToRow(j *push.Job) jobRow {
@@ -136,6 +146,7 @@ func (r jobRow) job() push.Job {
 		State:   push.State(r.State), Cost: r.Cost, Attempts: r.Attempts, Error: r.Error, PlatformIndex: r.PlatformIndex,
 		IdempotencyKey: r.IdemKey, CreatedAt: fromMs(r.CreatedMs), UpdatedAt: fromMs(r.UpdatedMs),
 		StartedAt: fromMs(r.StartedMs), FinishedAt: fromMs(r.FinishedMs), ExpiresAt: fromMs(r.ExpiresMs),
+		ResolvedAt: fromMs(r.ResolvedMs), ResolvedBy: r.ResolvedBy, Note: r.Note,
 	}
 }
 
@@ -166,10 +177,11 @@ type ledgerRow struct {
 	Kind      string
 	Amount    int64
 	CreatedMs int64
+	Note      string
 }
 
 func ledgerToRow(e push.LedgerEntry) ledgerRow {
-	r := ledgerRow{AccountID: e.AccountID, Kind: string(e.Kind), Amount: e.Amount, CreatedMs: toMs(e.At)}
+	r := ledgerRow{AccountID: e.AccountID, Kind: string(e.Kind), Amount: e.Amount, CreatedMs: toMs(e.At), Note: e.Note}
 	if e.JobID != "" {
 		id := e.JobID
 		r.JobID = &id
@@ -178,7 +190,7 @@ func ledgerToRow(e push.LedgerEntry) ledgerRow {
 }
 
 func (r ledgerRow) entry() push.LedgerEntry {
-	e := push.LedgerEntry{ID: r.ID, AccountID: r.AccountID, Kind: push.LedgerKind(r.Kind), Amount: r.Amount, At: fromMs(r.CreatedMs)}
+	e := push.LedgerEntry{ID: r.ID, AccountID: r.AccountID, Kind: push.LedgerKind(r.Kind), Amount: r.Amount, At: fromMs(r.CreatedMs), Note: r.Note}
 	if r.JobID != nil {
 		e.JobID = *r.JobID
 	}
@@ -188,6 +200,88 @@ func (r ledgerRow) entry() push.LedgerEntry {
 type backlogRow struct {
 	bun.BaseModel `bun:"table:backlog"`
 
-	BotID int64 `bun:",pk"`
-	N     int64
+	BotID  int64 `bun:",pk"`
+	N      int64
+	Closed bool
+}
+
+type userRow struct {
+	bun.BaseModel `bun:"table:users"`
+
+	ID         int64 `bun:",pk,autoincrement"`
+	AccountID  int64
+	Email      string
+	Password   string
+	Role       string
+	CreatedMs  int64
+	PasswordMs int64
+	SigninMs   int64 `bun:"signin_ms"`
+}
+
+func (r userRow) user() push.User {
+	return push.User{ID: r.ID, AccountID: r.AccountID, Email: r.Email, PasswordHash: r.Password, Role: push.Role(r.Role),
+		CreatedAt: fromMs(r.CreatedMs), PasswordChangedAt: fromMs(r.PasswordMs), SignedInAt: fromMs(r.SigninMs)}
+}
+
+type sessionRow struct {
+	bun.BaseModel `bun:"table:sessions"`
+
+	ID        int64 `bun:",pk,autoincrement"`
+	UserID    int64
+	AccountID int64
+	TokenHash string
+	CreatedMs int64
+	SeenMs    int64
+	ExpiresMs int64
+	RevokedMs int64
+	Address   string
+	Agent     string
+}
+
+func (r sessionRow) session() push.Session {
+	return push.Session{ID: r.ID, UserID: r.UserID, AccountID: r.AccountID, TokenHash: r.TokenHash, CreatedAt: fromMs(r.CreatedMs),
+		SeenAt: fromMs(r.SeenMs), ExpiresAt: fromMs(r.ExpiresMs), RevokedAt: fromMs(r.RevokedMs), Address: r.Address, Agent: r.Agent}
+}
+
+type inviteRow struct {
+	bun.BaseModel `bun:"table:invites"`
+
+	ID        int64 `bun:",pk,autoincrement"`
+	CodeHash  string
+	Hint      string
+	AccountID int64
+	Role      string
+	Email     string
+	CreatedBy string
+	CreatedMs int64
+	ExpiresMs int64
+	UsedMs    int64
+	UsedBy    int64
+	RevokedMs int64
+}
+
+func (r inviteRow) invite() push.Invite {
+	return push.Invite{ID: r.ID, CodeHash: r.CodeHash, Hint: r.Hint, AccountID: r.AccountID, Role: push.Role(r.Role), Email: r.Email,
+		CreatedBy: r.CreatedBy, CreatedAt: fromMs(r.CreatedMs), ExpiresAt: fromMs(r.ExpiresMs), UsedAt: fromMs(r.UsedMs), UsedBy: r.UsedBy,
+		RevokedAt: fromMs(r.RevokedMs)}
+}
+
+type auditRow struct {
+	bun.BaseModel `bun:"table:audit"`
+
+	ID        int64 `bun:",pk,autoincrement"`
+	AccountID int64
+	Actor     string
+	ActorUser int64
+	ActorKey  int64
+	Action    string
+	Object    string
+	Detail    string
+	Address   string
+	CreatedMs int64
+}
+
+func (r auditRow) entry() push.AuditEntry {
+	return push.AuditEntry{ID: r.ID, AccountID: r.AccountID, Actor: r.Actor, ActorUserID: r.ActorUser, ActorKeyID: r.ActorKey,
+		Action: r.Action, Object: r.Object, Address: r.Address, At: fromMs(r.CreatedMs)}
 }

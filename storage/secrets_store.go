@@ -19,7 +19,7 @@ type SecretsReport struct {
 // unopened.
 func (s *Store) CheckSecrets(ctx context.Context) (SecretsReport, error) {
 	var rows []botRow
-	if err := s.r.NewSelect().Model(&rows).Column("id", "config").Scan(ctx); err != nil {
+	if err := s.r.NewSelect().Model(&rows).Column("id", "config").Where("deleted_ms = 0").Scan(ctx); err != nil {
 		return SecretsReport{}, s.fail(err, "read bot configs")
 	}
 	rep := SecretsReport{Bots: len(rows), ByKey: map[string]int{}}
@@ -49,7 +49,7 @@ func (s *Store) RotateSecrets(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("storage: no secret key is configured")
 	}
 	var rows []botRow
-	if err := s.r.NewSelect().Model(&rows).Column("id", "config").Scan(ctx); err != nil {
+	if err := s.r.NewSelect().Model(&rows).Column("id", "config").Where("deleted_ms = 0").Scan(ctx); err != nil {
 		return 0, s.fail(err, "read bot configs")
 	}
 	n := 0

@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldpush/herald/cluster"
 	"github.com/heraldpush/herald/metrics"
+	"github.com/heraldpush/herald/password"
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/queue"
@@ -51,6 +52,10 @@ type Config struct {
 	KeyPrefix         string
 	LegacyKeyPrefixes []string
 	AuthRecheck       time.Duration
+	// Passwords hashes users' passwords (default argon2id with its
+	// default costs); Sessions configure sign-in and sign-up.
+	Passwords push.PasswordHasher
+	Sessions  push.Sessions
 	// ReconcileInterval is how often a node with Redis re-enqueues the
 	// queued jobs the queue lost (default 30 s); without Redis it is off.
 	ReconcileInterval time.Duration
@@ -129,6 +134,11 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 		LegacyKeyPrefixes: c.LegacyKeyPrefixes,
 		AuthRecheck:       c.AuthRecheck,
 		RetryBackoff:      c.RetryBackoff,
+		Passwords:         c.Passwords,
+		Sessions:          c.Sessions,
+	}
+	if po.Passwords == nil {
+		po.Passwords = password.New()
 	}
 	if c.Redis == nil {
 		n.Queue = queue.NewMemory(queue.MemoryOptions{Workers: c.Workers, Logger: log, RetryDelay: c.QueueRetryDelay})

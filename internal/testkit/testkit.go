@@ -26,6 +26,7 @@ import (
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/node"
 	"github.com/heraldpush/herald/metrics"
+	"github.com/heraldpush/herald/password"
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/queue"
@@ -188,9 +189,11 @@ func New(tb testing.TB, opts ...Option) *Herald {
 			NoPacing:   !c.pacing,
 			Now:        clock.Now,
 		},
-		Logger:          c.logger,
-		Metrics:         &metrics.Options{NoRuntime: true},
-		HTTP:            &transport.Options{Ready: c.ready},
+		Logger:  c.logger,
+		Metrics: &metrics.Options{NoRuntime: true},
+		HTTP:    &transport.Options{Ready: c.ready},
+		// Cheap password hashing: tests sign in often.
+		Passwords:       password.Argon2id{Params: password.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}},
 		QueueRetryDelay: 50 * time.Millisecond,
 		RetryBackoff:    20 * time.Millisecond,
 		Engine:          c.engine,
