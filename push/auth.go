@@ -80,15 +80,25 @@ func (s *KeyService) Admit(ctx context.Context, p Principal) (RateDecision, erro
 	if limit < 0 {
 		return RateDecision{Allowed: true}, nil
 	}
-	d, err := e.limiter.Allow(ctx, "key:"+strconv.FormatInt(p.KeyID, 10), limit, time.Minute)
+	// An API key's requests count on the key; a signed-in person's on the
+	// person.
+	bucket := "key:" + strconv.FormatInt(p.KeyID, 10)
+	if p.KeyID == 0 && p.UserID != 0 {
+		bucket = "user:" + strconv.FormatInt(p.UserID, 10)
+	}
+	d, err := e.limiter.Allow(ctx, bucket, limit, time.Minute)
 	if err != nil {
 		return d, err
 	}
 	if !d.Allowed {
 		e.obs.RateLimited()
 		wait := ceilSecond(d.RetryAfter)
+		who := "this API key"
+		if p.KeyID == 0 {
+			who = "you"
+		}
 		return d, &Error{Kind: TooMany, Reason: "rate_limited", RetryAfter: wait,
-			Message: "too many requests: this API key may make " + strconv.Itoa(limit) + " requests per minute; retry after " + wait.String()}
+			Message: "too many requests: " + who + " may make " + strconv.Itoa(limit) + " requests per minute; retry after " + wait.String()}
 	}
 	return d, nil
 }

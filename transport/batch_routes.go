@@ -29,7 +29,7 @@ func (s *Server) batchSection(p schemaParts) section {
 	l := s.eng.Limits()
 	sync := duration(l.SyncWait)
 	routes := []Route{
-		{http.MethodPost, apiPrefix + "/batch-send", "Batch send to several targets of one bot", true, Doc{
+		{Method: http.MethodPost, Path: apiPrefix + "/batch-send", Summary: "Batch send to several targets of one bot", Auth: true, Doc: Doc{
 			ID: "batchSend", Tag: "send", Idempotent: true, Body: "BatchSendRequest",
 			Description: fmt.Sprintf("Sends one message to up to %d targets of one bot. The answer waits at most %s in total; unfinished items carry a jobId and the status queued. "+
 				"Platforms without targets are sent to with a single send. A replayed key needs the identical message and target list.", l.MaxTargets, sync),
@@ -40,8 +40,8 @@ func (s *Server) batchSection(p schemaParts) section {
 				map[string]any{"code": 0, "message": "1 succeeded, 0 failed, 1 pending, 0 uncertain", "data": map[string]any{
 					"total": 2, "success": 1, "failed": 0, "results": []any{exBatchItem(7, "succeeded", true, false), exBatchItem(8, "queued", false, true)}}}),
 			Errors: sendErrors(),
-		}, s.batchSend},
-		{http.MethodPost, apiPrefix + "/v1/push/batch", "Batch send across several bots", true, Doc{
+		}, Handler: s.batchSend},
+		{Method: http.MethodPost, Path: apiPrefix + "/v1/push/batch", Summary: "Batch send across several bots", Auth: true, Doc: Doc{
 			ID: "multiSend", Tag: "send", Idempotent: true, Body: "MultiSendRequest",
 			Description: fmt.Sprintf("Sends one message to targets of several bots: each group names a bot and a non-empty targets list, at most %d targets in all. "+
 				"The answer counts pending and uncertain items apart and gives each unfinished item its jobId. A queued item is not a delivered item.", l.MaxTargets),
@@ -54,7 +54,7 @@ func (s *Server) batchSection(p schemaParts) section {
 					"total": 3, "success_count": 2, "fail_count": 0, "pending_count": 1, "uncertain_count": 0,
 					"results": []any{exMultiItem(1, "7", "success"), exMultiItem(1, "8", "success"), exMultiItem(2, "9", "pending")}}}),
 			Errors: sendErrors(),
-		}, s.multiSend},
+		}, Handler: s.multiSend},
 	}
 	return section{routes: routes, schemas: map[string]Schema{
 		"BatchSendRequest": object("", false,

@@ -74,10 +74,13 @@ func (s *Server) renderDocs(doc *openAPIDoc, routes []Route) []byte {
 		Errors:  errorDocs(l, s.maxBody),
 		Intro:   apiSummary + " Request and answer bodies are JSON.",
 	}
-	for _, name := range []string{secBearer, secHeader} {
+	for _, name := range []string{secBearer, secHeader, secCookie} {
 		sc := doc.Components.SecuritySchemes[name]
 		h := "Authorization: Bearer <API key>"
-		if sc.Type == "apiKey" {
+		switch {
+		case sc.In == "cookie":
+			h = "Cookie: " + sc.Name + "=<session>"
+		case sc.Type == "apiKey":
 			h = sc.Name + ": <API key>"
 		}
 		page.Schemes = append(page.Schemes, docsScheme{Name: name, Header: h, Description: sc.Description})
@@ -100,7 +103,11 @@ func (s *Server) renderDocs(doc *openAPIDoc, routes []Route) []byte {
 				p := doc.Components.Parameters["IdempotencyKey"]
 				op.Params = append(op.Params, docsField{Name: p.Name, In: p.In, Type: "string", Rule: p.Description})
 			}
-			if rt.Auth {
+			switch {
+			case rt.Auth && rt.Browser:
+				op.Params = append(op.Params, docsField{Name: "Authorization", In: "header", Type: "string", Required: true,
+					Rule: "Bearer <API key> (or X-Service-OpenAPI-Key: <API key>), or instead the session cookie " + SessionCookie + " of a sign-in."})
+			case rt.Auth:
 				op.Params = append(op.Params, docsField{Name: "Authorization", In: "header", Type: "string", Required: true,
 					Rule: "Bearer <API key> (or the older X-Service-OpenAPI-Key: <API key>)."})
 			}

@@ -18,14 +18,14 @@ func (s *Server) jobSection(p schemaParts) section {
 	jobIDParam := Param{Name: "id", In: "path", Required: true, Example: exJobID,
 		Description: "The jobId from a send's answer.", Schema: str("A job id (UUID).").with("format", "uuid")}
 	routes := []Route{
-		{http.MethodGet, apiPrefix + "/queue/:id", "Query a job", true, Doc{
+		{Method: http.MethodGet, Path: apiPrefix + "/queue/:id", Summary: "Query a job", Auth: true, Doc: Doc{
 			ID: "queryJob", Tag: "jobs", Params: []Param{jobIDParam},
 			Description: "Returns a job of the key's account; a job of another account is 404.",
 			Answers: []Answer{{Status: 200, Description: "The job.", Schema: "JobResponse", Headers: rateLimitHeaders(),
 				Example: map[string]any{"code": 0, "message": "", "data": exJob("succeeded", true, exTime, exTime)}}},
 			Errors: []int{400, 404},
-		}, s.queryJob},
-		{http.MethodGet, apiPrefix + "/queue-request", "Recover a single send by its Idempotency-Key", true, Doc{
+		}, Handler: s.queryJob},
+		{Method: http.MethodGet, Path: apiPrefix + "/queue-request", Summary: "Recover a single send by its Idempotency-Key", Auth: true, Doc: Doc{
 			ID: "queueRequest", Tag: "jobs",
 			Params: []Param{{Name: "key", In: "query", Required: true, Example: "deploy-42",
 				Description: "The Idempotency-Key used in the single send.", Schema: str("An Idempotency-Key.").with("pattern", "^[A-Za-z0-9_:-]{1,100}$")}},
@@ -40,8 +40,8 @@ func (s *Server) jobSection(p schemaParts) section {
 					return m
 				}()}}},
 			Errors: []int{400},
-		}, s.queryByKey},
-		{http.MethodPost, apiPrefix + "/queue/:id/cancel", "Cancel a queued job (extension)", true, Doc{
+		}, Handler: s.queryByKey},
+		{Method: http.MethodPost, Path: apiPrefix + "/queue/:id/cancel", Summary: "Cancel a queued job (extension)", Auth: true, Doc: Doc{
 			ID: "cancelJob", Tag: "jobs", Params: []Param{jobIDParam},
 			Description: "Cancels a job that is still queued and returns its points. A job that already started (or settled) cannot be canceled: 409 job_not_queued.",
 			Answers: []Answer{{Status: 200, Description: "The job, now canceled.", Schema: "JobResponse", Headers: rateLimitHeaders(),
@@ -51,9 +51,25 @@ func (s *Server) jobSection(p schemaParts) section {
 					return m
 				}()}}},
 			Errors: []int{400, 404, 409},
-		}, s.cancelJob},
+		}, Handler: s.cancelJob},
 	}
-	jobFields := []field{
+	jobFields := jobFields(p)
+	keyed := append(append([]field{}, jobFields...),
+		req("idempotencyKey", str("The Idempotency-Key of the send.")),
+		req("record", ref("MessageRecord")),
+	)
+	return section{tags: []openAPITag{{"jobs", "Track, recover and cancel sends."}}, routes: routes, schemas: map[string]Schema{
+		"Job":         object("A job: one message to one target.", true, jobFields...),
+		"KeyedJob":    object("The job of a single send found by its Idempotency-Key, with its message record.", true, keyed...),
+		"JobResponse": p.envelope("A job.", ref("Job")),
+		"QueueRequestResponse": p.envelope("The single send made with the key, or null when there is none (never used, or older than the retention): the original request may then be resubmitted with the original key.",
+			Schema{"oneOf": []any{ref("KeyedJob"), Schema{"type": "null"}}}),
+	}}
+}
+
+// jobFields are the fields of a job as the job query answers it.
+func jobFields(p schemaParts) []field {
+	return []field{
 		req("jobId", p.jobID),
 		req("status", str("The job state (section 3 of the contract).").with("enum", jobStates())),
 		req("success", boolean("true when delivered, false when failed, canceled or expired, null while pending or uncertain.").orNull()),
@@ -71,15 +87,4 @@ func (s *Server) jobSection(p schemaParts) section {
 		req("startedAt", str("When sending started; null while queued.").with("format", "date-time").orNull()),
 		req("finishedAt", str("When the job settled; null while pending.").with("format", "date-time").orNull()),
 	}
-	keyed := append(append([]field{}, jobFields...),
-		req("idempotencyKey", str("The Idempotency-Key of the send.")),
-		req("record", ref("MessageRecord")),
-	)
-	return section{routes: routes, schemas: map[string]Schema{
-		"Job":         object("A job: one message to one target.", true, jobFields...),
-		"KeyedJob":    object("The job of a single send found by its Idempotency-Key, with its message record.", true, keyed...),
-		"JobResponse": p.envelope("A job.", ref("Job")),
-		"QueueRequestResponse": p.envelope("The single send made with the key, or null when there is none (never used, or older than the retention): the original request may then be resubmitted with the original key.",
-			Schema{"oneOf": []any{ref("KeyedJob"), Schema{"type": "null"}}}),
-	}}
 }

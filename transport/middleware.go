@@ -29,6 +29,7 @@ type requestInfo struct {
 	// words names the engine's inputs as the route's request does, for
 	// the wording of its refusals.
 	words endpoint
+	by    authBy
 }
 
 func infoOf(ctx context.Context) *requestInfo {
@@ -165,15 +166,21 @@ func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 		ri := infoOf(ctx)
 		ri.principal, ri.authed = p, true
 		d, err := s.eng.Keys().Admit(ctx, p)
-		if d.Limit > 0 {
-			h := w.Header()
-			h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
-			h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
-			h.Set("RateLimit-Reset", strconv.Itoa(int((d.ResetAfter+time.Second-1)/time.Second)))
-		}
+		setRateHeaders(w, d)
 		if err != nil {
 			return err
 		}
 		return next(w, req)
+	}
+}
+
+// setRateHeaders reports the rate limit of an admitted request's key or
+// user in RateLimit-* headers.
+func setRateHeaders(w http.ResponseWriter, d push.RateDecision) {
+	if d.Limit > 0 {
+		h := w.Header()
+		h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
+		h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+		h.Set("RateLimit-Reset", strconv.Itoa(int((d.ResetAfter+time.Second-1)/time.Second)))
 	}
 }

@@ -129,14 +129,14 @@ func errorDocs(l push.Limits, maxBody int64) []errorDoc {
 		{400, "BadRequest", "Bad parameters, or insufficient points when the points system is on.",
 			"Check the body, bot id, target id, content and points balance; error names the rule.", "insufficient_points",
 			"the request costs 2 points; the balance is 1: top up the account or send to fewer targets"},
-		{401, "Unauthorized", "The API key is missing or invalid.", "Check the authentication header.", "missing_api_key",
+		{401, "Unauthorized", "The API key is missing or invalid (or, on the management API, you are not signed in).", "Check the authentication header, or sign in.", "missing_api_key",
 			`no API key was sent: send the header "Authorization: Bearer <API key>" (or "X-Service-OpenAPI-Key: <API key>")`},
-		{403, "Forbidden", "The key was revoked or expired, or the account is suspended.", "Check the key and the account's state; create a new key.", "key_revoked",
+		{403, "Forbidden", "The key was revoked or expired, the account is suspended, the caller may not do this (operators only), or a signed-in request came from another site.", "Check the key and the account's state; create a new key.", "key_revoked",
 			"this API key was revoked: create a new key"},
-		{404, "NotFound", "The bot, target or job does not exist in the key's account (a bot of another account is 404).",
+		{404, "NotFound", "The bot, target, job or other object does not exist in the caller's account (another account's is 404).",
 			"The bot must belong to the key's account; the target must be bound to the bot.", "bot_not_found",
 			"bot 9 does not exist in your account: check the bot id"},
-		{409, "Conflict", "The Idempotency-Key was used for another message, or the job's state has changed.",
+		{409, "Conflict", "The Idempotency-Key was used for another message, the job's state has changed, or the object exists already (an email, a bound target).",
 			"One key maps to one message; refresh the job; never resend a job whose result is unknown.", "idempotency_conflict",
 			`the Idempotency-Key "deploy-42" was already used for a different message or target list: one key maps to one message; use a new key for a new message`},
 		{413, "PayloadTooLarge", fmt.Sprintf("The request body is larger than %d bytes.", maxBody), "Send a smaller message.", "body_too_large",
@@ -178,6 +178,7 @@ func routeErrors(rt Route) []int {
 const (
 	secBearer = "bearerAuth"
 	secHeader = "apiKeyHeader"
+	secCookie = "sessionCookie"
 )
 
 func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
@@ -191,12 +192,8 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 			Description: apiDescription(l),
 		},
 		Servers: []openAPIServer{{URL: "/", Description: "this server (paths include /api)"}},
-		Tags: []openAPITag{
-			{"send", "Send messages: one target, one bot's targets, or several bots."},
-			{"jobs", "Track, recover and cancel sends."},
-			{"operations", "Documents, probes and metrics; no key needed."},
-		},
-		Paths: make(map[string]map[string]*operation),
+		Tags:    s.tags(),
+		Paths:   make(map[string]map[string]*operation),
 		Components: components{
 			Schemas:   s.schemas(),
 			Responses: map[string]response{},
@@ -222,6 +219,8 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 					Description: "Recommended: Authorization: Bearer <API key>. Keys start with a service prefix and an underscore (hrd_…); they are shown once, when created."},
 				secHeader: {Type: "apiKey", In: "header", Name: "X-Service-OpenAPI-Key",
 					Description: "The older header, still accepted: X-Service-OpenAPI-Key: <API key>."},
+				secCookie: {Type: "apiKey", In: "cookie", Name: SessionCookie,
+					Description: "The management API only: the session cookie a sign-in sets (POST /api/manage/v1/sessions). A request with it that changes anything must come from this server's own pages."},
 			},
 		},
 	}
@@ -258,11 +257,14 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 			Parameters:  []any{paramRef("RequestId")},
 			Responses:   make(map[string]any),
 		}
-		if rt.Auth {
+		switch {
+		case rt.Auth && rt.Browser:
+			op.Security = []map[string][]string{{secBearer: {}}, {secHeader: {}}, {secCookie: {}}}
+		case rt.Auth:
 			op.Security = []map[string][]string{{secBearer: {}}, {secHeader: {}}}
 		}
 		for _, p := range rt.Doc.Params {
-			op.Parameters = append(op.Parameters, parameter{Name: p.Name, In: p.In, Description: p.Description, Required: p.Required, Schema: p.Schema, Example: p.Example})
+			op.Parameters = append(op.Parameters, parameter{Name: p.Name, In: p.In, Description: p.Description, Required: p.Required, Schema: p.Schema, Example: paramExample(p)})
 		}
 		if rt.Doc.Idempotent {
 			op.Parameters = append(op.Parameters, paramRef("IdempotencyKey"))
@@ -392,4 +394,18 @@ func marshalDoc(doc *openAPIDoc) []byte {
 		panic(fmt.Sprintf("transport: the OpenAPI document does not encode: %v", err)) // a programming error
 	}
 	return buf.Bytes()
+}
+
+// paramExample is a parameter's example in the type of its schema (the
+// route table writes every example as text, as it goes in a URL).
+func paramExample(p Param) any {
+	if p.Example == "" {
+		return nil
+	}
+	if p.Schema["type"] == "integer" {
+		if n, err := strconv.ParseInt(p.Example, 10, 64); err == nil {
+			return n
+		}
+	}
+	return p.Example
 }

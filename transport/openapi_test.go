@@ -135,7 +135,10 @@ func TestDocumentCoversAuthIdempotencyAndErrors(t *testing.T) {
 		}
 		sort.Strings(schemes)
 		wantSchemes := []string(nil)
-		if rt.Auth {
+		switch {
+		case rt.Auth && rt.Browser:
+			wantSchemes = []string{"apiKeyHeader", "bearerAuth", "sessionCookie"}
+		case rt.Auth:
 			wantSchemes = []string{"apiKeyHeader", "bearerAuth"}
 		}
 		if diff := cmp.Diff(wantSchemes, schemes); diff != "" {

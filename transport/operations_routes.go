@@ -8,34 +8,34 @@ func (s *Server) operationSection() section {
 	ready := Answer{Status: 200, Description: "Ready: the database (and Redis, where configured) answers.", Schema: "Readiness",
 		Example: map[string]any{"status": "ready", "checks": map[string]any{"database": "ok"}}}
 	routes := []Route{
-		{http.MethodGet, BasePath + "/openapi.json", "This API's OpenAPI document", false, Doc{
+		{Method: http.MethodGet, Path: BasePath + "/openapi.json", Summary: "This API's OpenAPI document", Auth: false, Doc: Doc{
 			ID: "openAPI", Tag: "operations", Description: "The OpenAPI 3.1 document of every endpoint. No key needed.",
 			Answers: []Answer{{Status: 200, Description: "The OpenAPI document.", Schema: "", Example: nil}},
-		}, s.serveOpenAPI},
-		{http.MethodGet, BasePath + "/docs", "This API's documentation page", false, Doc{
+		}, Handler: s.serveOpenAPI},
+		{Method: http.MethodGet, Path: BasePath + "/docs", Summary: "This API's documentation page", Auth: false, Doc: Doc{
 			ID: "docs", Tag: "operations", Description: "This page: the API documentation, readable without a key and without any other network access.",
 			Answers: []Answer{{Status: 200, Description: "An HTML page.", ContentType: "text/html"}},
-		}, s.serveDocs},
-		{http.MethodGet, "/healthz", "Liveness probe", false, Doc{
+		}, Handler: s.serveDocs},
+		{Method: http.MethodGet, Path: "/healthz", Summary: "Liveness probe", Auth: false, Doc: Doc{
 			ID: "healthz", Tag: "operations", Description: "Answers 200 while the process is up (also while it drains).",
 			Answers: []Answer{{Status: 200, Description: "The process is up.", Schema: "Health", Example: map[string]any{"status": "ok"}}},
-		}, s.healthz},
-		{http.MethodGet, "/readyz", "Readiness probe", false, Doc{
+		}, Handler: s.healthz},
+		{Method: http.MethodGet, Path: "/readyz", Summary: "Readiness probe", Auth: false, Doc: Doc{
 			ID: "readyz", Tag: "operations",
 			Description: "Answers 200 when this process can take traffic: the database answers (and Redis, where configured). " +
 				"It answers 503 with Retry-After while the process drains (stops taking sends) or when a dependency is down.",
 			Answers: []Answer{ready,
 				{Status: 503, Description: "Not ready: draining, or a dependency is down.", Schema: "Readiness", Headers: []string{"Retry-After"},
 					Example: map[string]any{"status": "unavailable", "checks": map[string]any{"database": "failing"}}}},
-		}, s.readyz},
-		{http.MethodGet, "/metrics", "Prometheus metrics", false, Doc{
+		}, Handler: s.readyz},
+		{Method: http.MethodGet, Path: "/metrics", Summary: "Prometheus metrics", Auth: false, Doc: Doc{
 			ID: "metrics", Tag: "operations",
 			Description: "Metrics in the Prometheus text format: requests by route and status with latencies, jobs by platform and state, the backlog, platform call latencies, points charged and refunded, idempotent replays and rate-limit refusals.",
 			Answers: []Answer{{Status: 200, Description: "The metrics.", ContentType: "text/plain"},
 				{Status: 404, Description: "Metrics are not enabled on this server.", Schema: "Error"}},
-		}, s.serveMetrics},
+		}, Handler: s.serveMetrics},
 	}
-	return section{routes: routes, schemas: map[string]Schema{
+	return section{tags: []openAPITag{{"operations", "Documents, probes and metrics; no key needed."}}, routes: routes, schemas: map[string]Schema{
 		"Health": object("The process is up.", true,
 			req("status", str("ok").with("const", "ok")),
 		),

@@ -18,7 +18,11 @@ type Route struct {
 	Summary string
 	// Auth says the route needs an API key and counts against its rate
 	// limit.
-	Auth    bool
+	Auth bool
+	// Browser says the route serves people in browsers too: a session
+	// cookie authenticates it as well as an API key (when Auth), and its
+	// unsafe requests must come from this server's own pages.
+	Browser bool
 	Doc     Doc
 	Handler bunrouter.HandlerFunc
 }
@@ -83,6 +87,7 @@ const (
 // (<resource>_routes.go), with its examples, so that a new resource adds a
 // file rather than length.
 type section struct {
+	tags    []openAPITag // the groups its routes are in, in order
 	routes  []Route
 	schemas map[string]Schema
 }
@@ -95,9 +100,25 @@ func (s *Server) sections() []section {
 		s.sendSection(p),
 		s.batchSection(p),
 		s.jobSection(p),
+		s.sessionSection(),
+		s.userSection(),
+		s.keySection(),
+		s.botSection(),
+		s.manageJobSection(p),
+		s.accountSection(),
 		s.operationSection(),
 		{schemas: errorSchemas()},
+		{schemas: objectSchemas()},
 	}
+}
+
+// tags are every section's tags, in order.
+func (s *Server) tags() []openAPITag {
+	var all []openAPITag
+	for _, sec := range s.sections() {
+		all = append(all, sec.tags...)
+	}
+	return all
 }
 
 // routes is the route table: every section's routes.

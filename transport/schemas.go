@@ -35,6 +35,11 @@ func (s Schema) with(kv ...any) Schema {
 	return out
 }
 
+// orNullRef makes a schema that is a $ref also accept null.
+func (s Schema) orNullRef() Schema {
+	return Schema{"oneOf": []any{s, Schema{"type": "null"}}}
+}
+
 // orNull makes s also accept null.
 func (s Schema) orNull() Schema {
 	out := s.with()

@@ -32,22 +32,22 @@ func (s *Server) sendSection(p schemaParts) section {
 				"data": exRecord("QUEUED", true, false, "", "")}},
 	}
 	routes := []Route{
-		{http.MethodPost, apiPrefix + "/v1/push/private", "Send one message (recommended)", true, Doc{
+		{Method: http.MethodPost, Path: apiPrefix + "/v1/push/private", Summary: "Send one message (recommended)", Auth: true, Doc: Doc{
 			ID: "sendPrivate", Tag: "send", Idempotent: true, Body: "PrivateSendRequest",
 			Description: fmt.Sprintf("Sends one message to one bound target. Send an Idempotency-Key for every logical push. "+
 				"If the send is not finished within %s, the answer is 202 with pending=true and a jobId: track it with the job query and do not resend under a new key.", sync),
 			BodyExample: map[string]any{"botId": 1, "target": "7", "content": "**deployed** v42", "msgType": 2},
 			Answers:     single, Errors: sendErrors(),
-		}, s.sendPrivate},
-		{http.MethodPost, apiPrefix + "/send", "Send one message (compatibility)", true, Doc{
+		}, Handler: s.sendPrivate},
+		{Method: http.MethodPost, Path: apiPrefix + "/send", Summary: "Send one message (compatibility)", Auth: true, Doc: Doc{
 			ID: "sendCompat", Tag: "send", Idempotent: true, Body: "CompatSendRequest",
 			Description: "The single send with the older parameter names (bot_id, target_id, msg_type, image_url). " +
 				"It is the same kind of request as the recommended endpoint: a key used on one replays on the other. New projects use POST /api/openapi/v1/push/private.",
 			BodyExample: map[string]any{"bot_id": 1, "target_id": 7, "content": "**deployed** v42", "msg_type": 2},
 			Answers:     single, Errors: sendErrors(),
-		}, s.sendCompat},
+		}, Handler: s.sendCompat},
 	}
-	return section{routes: routes, schemas: map[string]Schema{
+	return section{tags: []openAPITag{{"send", "Send messages: one target, one bot's targets, or several bots."}}, routes: routes, schemas: map[string]Schema{
 		"PrivateSendRequest": object("", false,
 			req("botId", integer("The bot's id; it must belong to the account of the API key.").with("minimum", 1)),
 			opt("target", str("The id of a target bound to the bot, as a string of digits. Required except for platforms without targets (push relays, workplace webhooks).").with("pattern", "^[0-9]+$")),

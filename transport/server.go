@@ -36,6 +36,10 @@ type Options struct {
 	Ready []ReadyCheck
 	// Version is the version the OpenAPI document states (default "dev").
 	Version string
+	// PublicURL is where people reach this server (https://herald.example.com);
+	// when it is https, the session cookie is Secure also behind a
+	// TLS-terminating proxy.
+	PublicURL string
 }
 
 // RequestObserver hears of every answered request. route is the route
@@ -56,6 +60,9 @@ type Server struct {
 	ready   []ReadyCheck
 	version string
 
+	publicURL   string
+	crossOrigin *http.CrossOriginProtection
+
 	openAPIJSON []byte                // GET /api/openapi.json
 	docsHTML    []byte                // GET /api/docs
 	badPath     bunrouter.HandlerFunc // the logged refusal of a path with a control character
@@ -72,7 +79,8 @@ func New(eng *push.Engine, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{eng: eng, log: opts.Logger, maxBody: opts.MaxBody, obs: opts.Observer, metrics: opts.Metrics, version: opts.Version}
+	s := &Server{eng: eng, log: opts.Logger, maxBody: opts.MaxBody, obs: opts.Observer, metrics: opts.Metrics, version: opts.Version,
+		publicURL: opts.PublicURL, crossOrigin: http.NewCrossOriginProtection()}
 	s.ready = append([]ReadyCheck{{Name: "database", Check: eng.Ping}}, opts.Ready...)
 	s.router = bunrouter.New(
 		bunrouter.Use(s.logRequests, s.handleErrors),
@@ -88,13 +96,24 @@ func New(eng *push.Engine, opts Options) *Server {
 	s.router.WithGroup(apiPrefix, func(g *bunrouter.Group) {
 		g = g.Use(s.authenticate)
 		for _, rt := range routes {
-			if rt.Auth {
+			if rt.Auth && !rt.Browser {
 				g.Handle(rt.Method, strings.TrimPrefix(rt.Path, apiPrefix), rt.Handler)
 			}
 		}
 	})
+	s.router.WithGroup(managePrefix, func(g *bunrouter.Group) {
+		g = g.Use(s.authenticateAny)
+		for _, rt := range routes {
+			if rt.Auth && rt.Browser {
+				g.Handle(rt.Method, strings.TrimPrefix(rt.Path, managePrefix), rt.Handler)
+			}
+		}
+	})
 	for _, rt := range routes {
-		if !rt.Auth {
+		switch {
+		case !rt.Auth && rt.Browser:
+			s.router.Handle(rt.Method, rt.Path, s.crossOriginOnly(rt.Handler))
+		case !rt.Auth:
 			s.router.Handle(rt.Method, rt.Path, rt.Handler)
 		}
 	}

@@ -102,7 +102,10 @@ func (c *Contract) Check(req *http.Request, status int, header http.Header, body
 func (c *Contract) checkUnrouted(req *http.Request, status int, body []byte, routeErr error) error {
 	allowed := map[int]bool{404: true}
 	if errors.Is(routeErr, routers.ErrMethodNotAllowed) {
-		allowed = map[int]bool{405: true, 401: strings.HasPrefix(req.URL.Path, transport.BasePath+"/openapi/")}
+		// Under /api/openapi/ and /api/manage/v1/ the caller is checked
+		// before the method.
+		allowed = map[int]bool{405: true, 401: strings.HasPrefix(req.URL.Path, transport.BasePath+"/openapi/") ||
+			strings.HasPrefix(req.URL.Path, transport.BasePath+"/manage/v1/")}
 	}
 	if strings.ContainsFunc(req.URL.Path, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		allowed[400] = true // invalid_path, before any route is looked up
