@@ -127,8 +127,8 @@ func (s *InviteService) List(ctx context.Context, p Principal, f InviteFilter) (
 	if err != nil {
 		return Page[Invite]{}, err
 	}
-	if !p.Operator() {
-		f.AccountID = p.AccountID
+	if f.AccountID, err = p.listAccount(f.AccountID); err != nil {
+		return Page[Invite]{}, err
 	}
 	f.Limit = limit + 1
 	is, err := s.e.store.Invites(ctx, f)

@@ -139,8 +139,8 @@ func (s *JobService) List(ctx context.Context, p Principal, f JobFilter) (Page[J
 	if err != nil {
 		return Page[Job]{}, err
 	}
-	if !p.Operator() {
-		f.AccountID = p.AccountID
+	if f.AccountID, err = p.listAccount(f.AccountID); err != nil {
+		return Page[Job]{}, err
 	}
 	if f.State != "" && !f.State.Valid() {
 		return Page[Job]{}, Errorf(Invalid, "invalid_state", "state %q is not a job state: use one of %s", truncate(string(f.State), 40), statesList())

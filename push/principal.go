@@ -71,6 +71,19 @@ func (p Principal) sees(accountID int64) bool {
 	return p.Operator() || p.AccountID != 0 && p.AccountID == accountID
 }
 
+// listAccount is the account a list of the principal covers: the one the
+// filter names (0: every account, for an operator), or a member's own; a
+// member naming another account finds nothing.
+func (p Principal) listAccount(named int64) (int64, error) {
+	switch {
+	case p.Operator():
+		return named, nil
+	case named == 0 || named == p.AccountID:
+		return p.AccountID, nil
+	}
+	return 0, accountNotFound(named)
+}
+
 // needOperator refuses a principal that is not an operator.
 func (p Principal) needOperator(what string) error {
 	if p.Operator() {

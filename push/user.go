@@ -158,11 +158,8 @@ func (s *UserService) List(ctx context.Context, p Principal, f UserFilter) (Page
 	if err != nil {
 		return Page[User]{}, err
 	}
-	if !p.Operator() {
-		f.AccountID = p.AccountID
-	}
-	if f.AccountID != 0 && !p.sees(f.AccountID) {
-		return Page[User]{}, accountNotFound(f.AccountID)
+	if f.AccountID, err = p.listAccount(f.AccountID); err != nil {
+		return Page[User]{}, err
 	}
 	f.Limit = limit + 1
 	us, err := s.e.store.Users(ctx, f)

@@ -116,6 +116,7 @@ type config struct {
 	logger   *slog.Logger
 	pacing   bool
 	ready    []transport.ReadyCheck
+	http     func(*transport.Options)
 }
 
 // Option configures New.
@@ -156,6 +157,9 @@ func WithPacing() Option { return func(c *config) { c.pacing = true } }
 // WithLogger sends the engine's and the HTTP front's logs to l.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
+// WithHTTP changes the HTTP front's options (its public URL, say).
+func WithHTTP(f func(*transport.Options)) Option { return func(c *config) { c.http = f } }
+
 // WithReadyCheck adds a readiness check to GET /readyz (beside the
 // database's, and Redis's on the scale-out backend).
 func WithReadyCheck(rc transport.ReadyCheck) Option {
@@ -189,14 +193,16 @@ func New(tb testing.TB, opts ...Option) *Herald {
 			NoPacing:   !c.pacing,
 			Now:        clock.Now,
 		},
-		Logger:  c.logger,
-		Metrics: &metrics.Options{NoRuntime: true},
-		HTTP:    &transport.Options{Ready: c.ready},
-		// Cheap password hashing: tests sign in often.
-		Passwords:       password.Argon2id{Params: password.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}},
+		Logger:          c.logger,
+		Metrics:         &metrics.Options{NoRuntime: true},
+		HTTP:            &transport.Options{Ready: c.ready},
+		Passwords:       Hasher(),
 		QueueRetryDelay: 50 * time.Millisecond,
 		RetryBackoff:    20 * time.Millisecond,
 		Engine:          c.engine,
+	}
+	if c.http != nil {
+		c.http(nc.HTTP)
 	}
 	if c.backend == ScaleOut {
 		ns := RandomName("t_")
@@ -331,6 +337,39 @@ func (h *Herald) Target(tb testing.TB, botID int64, tt push.TargetType, address 
 	}
 	return t
 }
+
+// Hasher is the testkit's password hasher: argon2id at a tiny cost,
+// since tests sign in often.
+func Hasher() push.PasswordHasher {
+	return password.Argon2id{Params: password.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}}
+}
+
+// Password is the password of every user the testkit makes.
+const Password = "correct horse battery staple"
+
+// User makes a user of the account with the role and Password.
+func (h *Herald) User(tb testing.TB, accountID int64, email string, role push.Role) push.User {
+	tb.Helper()
+	u, err := h.Engine.Users().Create(context.Background(), push.System(), push.UserCreate{AccountID: accountID, Email: email, Password: Password, Role: role})
+	if err != nil {
+		tb.Fatalf("testkit: create user %s: %v", email, err)
+	}
+	return u
+}
+
+// SignIn signs a user in with Password and returns the session's token,
+// the value of the session cookie.
+func (h *Herald) SignIn(tb testing.TB, email string) string {
+	tb.Helper()
+	_, token, _, err := h.Engine.Sessions().SignIn(context.Background(), push.SignIn{Email: email, Password: Password, Address: "127.0.0.1"})
+	if err != nil {
+		tb.Fatalf("testkit: sign in %s: %v", email, err)
+	}
+	return token
+}
+
+// Cookie returns the header pair that sends a session token, for Call.
+func Cookie(token string) []string { return []string{"Cookie", transport.SessionCookie + "=" + token} }
 
 // Response is an API answer.
 type Response struct {
