@@ -9,14 +9,16 @@ import (
 
 	"github.com/heraldpush/herald/internal/node"
 	"github.com/heraldpush/herald/metrics"
+	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/transport"
 )
 
 // nodeParts are the optional parts of a node beside its engine: the
 // HTTP front (serve, demo) and the metrics (serve).
 type nodeParts struct {
-	http    *transport.Options
-	metrics *metrics.Options
+	http     *transport.Options
+	metrics  *metrics.Options
+	sessions push.Sessions
 }
 
 // openNode opens the store and builds (but does not start) the node the
@@ -50,6 +52,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		Logger:            log,
 		Metrics:           parts.metrics,
 		HTTP:              parts.http,
+		Sessions:          parts.sessions,
 	}
 	if ef.redis != "" {
 		if c.Redis, err = ef.redisOptions(); err != nil {
