@@ -11,7 +11,7 @@
 //	env := platforms.NewEnv(platforms.Options{Timeout: 10 * time.Second})
 //	ps := builtin.Platforms(env) // every provider that ships with Herald
 //	ps["telegram"] = telegram.New(env, telegram.Options{APIBase: "http://bot-api:8081"})
-//	ps["pager"] = pager.New() // an application's own push.Platform
+//	if err := ps.Add("pager", pager.New()); err != nil { … } // an application's own push.Platform
 //	eng, err := push.New(push.Options{Store: store, Queue: q, Platforms: ps})
 //
 // An Env is opaque: the helpers behind it (the HTTP client, the token
@@ -19,6 +19,9 @@
 // change without breaking a caller. It lives here, not beside the list of
 // built-in providers (package builtin), because the providers import it
 // and that list imports the providers.
+//
+// A Set gathers providers by name, built-in ones and any other
+// push.Platform, for push.Options.Platforms.
 package platforms
 
 import (

@@ -16,15 +16,14 @@ import (
 	"github.com/heraldpush/herald/platforms/telegram"
 	"github.com/heraldpush/herald/platforms/wechat"
 	"github.com/heraldpush/herald/platforms/wecom"
-	"github.com/heraldpush/herald/push"
 )
 
 // Platforms returns every built-in provider built on env, by name, in a
-// new map: ready for push.Options.Platforms, for an application to add
+// new Set: ready for push.Options.Platforms, for an application to add
 // its own providers to, or to replace one built with options of its own
 // on the same env. For a nil env, see platforms.Env.
-func Platforms(env *platforms.Env) map[string]push.Platform {
-	return map[string]push.Platform{
+func Platforms(env *platforms.Env) platforms.Set {
+	return platforms.Set{
 		// Chat platforms: bots send to bound user and group targets.
 		"telegram": telegram.New(env, telegram.Options{}),
 		"qq":       qq.New(env),
