@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -22,8 +21,7 @@ func TestOutsideModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds another module")
 	}
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	flags, err := exec.Command(goCmd, "env", "GOFLAGS").Output()
+	flags, err := exec.Command("go", "env", "GOFLAGS").Output()
 	if err != nil {
 		t.Fatalf("go env GOFLAGS: %v", err)
 	}
@@ -33,7 +31,7 @@ func TestOutsideModule(t *testing.T) {
 			keep = append(keep, f)
 		}
 	}
-	cmd := exec.Command(goCmd, "run", ".")
+	cmd := exec.Command("go", "run", ".")
 	cmd.Dir = filepath.Join("testdata", "outside")
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS="+strings.Join(keep, " "))
 	out, err := cmd.CombinedOutput()
