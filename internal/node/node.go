@@ -20,6 +20,7 @@ import (
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/password"
 	"github.com/heraldpush/herald/platforms"
+	"github.com/heraldpush/herald/platforms/builtin"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/queue"
 	"github.com/heraldpush/herald/storage"
@@ -125,7 +126,7 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 	n := &Node{Store: store, closers: []func() error{store.Close}}
 	po := push.Options{
 		Store:             store,
-		Platforms:         platforms.Builtin(c.Platforms),
+		Platforms:         builtin.Platforms(platforms.NewEnv(c.Platforms)),
 		Logger:            log,
 		Clock:             c.Clock,
 		Limits:            c.Limits,

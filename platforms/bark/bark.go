@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/msgtext"
@@ -63,9 +64,10 @@ var (
 	_ push.BotMessageValidator = (*Provider)(nil)
 )
 
-// New returns the Bark provider.
-func New(d shared.Deps) *Provider {
-	d = d.WithDefaults()
+// New returns the Bark provider on env's HTTP client (for a nil env,
+// see platforms.Env).
+func New(env *platforms.Env) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{NoTargets: shared.NoTargets{Bots: "bark", Destination: "the bot's device"}, client: d.Client, keyRe: regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/platforms/bark"
-	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -122,7 +121,7 @@ func TestErrorClasses(t *testing.T) {
 }
 
 func TestValidateConfig(t *testing.T) {
-	p := bark.New(shared.Deps{})
+	p := bark.New(nil)
 	tests := []struct {
 		cfg    string
 		field  string

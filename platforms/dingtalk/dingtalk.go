@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/msgtext"
@@ -87,10 +88,11 @@ var (
 	_ push.Pacer               = (*Provider)(nil)
 )
 
-// New returns the DingTalk provider. Signatures carry the real time, which
+// New returns the DingTalk provider on env's HTTP client and pacer (for a
+// nil env, see platforms.Env). Signatures carry the real time, which
 // DingTalk compares with its own clock.
-func New(d shared.Deps) *Provider {
-	d = d.WithDefaults()
+func New(env *platforms.Env) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{
 		NoTargets: shared.NoTargets{Bots: "dingtalk", Destination: "the robot's group"},
 		client:    d.Client,

@@ -10,9 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/dingtalk"
-	"github.com/heraldpush/herald/platforms/internal/pacing"
-	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -183,7 +182,7 @@ func TestRateLimitWithoutPacing(t *testing.T) {
 // DingTalk's 20 a minute, per robot.
 func TestPacing(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	p := dingtalk.New(shared.Deps{Pacer: pacing.New(func() time.Time { return now })})
+	p := dingtalk.New(platforms.NewEnv(platforms.Options{Now: func() time.Time { return now }}))
 	d := push.Delivery{Bot: push.Bot{Config: json.RawMessage(`{"access_token":"aaaaaaaaaaaaaaaaaaaa"}`)}}
 	other := push.Delivery{Bot: push.Bot{Config: json.RawMessage(`{"access_token":"bbbbbbbbbbbbbbbbbbbb"}`)}}
 	var sent []time.Time
@@ -209,7 +208,7 @@ func TestPacing(t *testing.T) {
 }
 
 func TestValidateConfig(t *testing.T) {
-	p := dingtalk.New(shared.Deps{})
+	p := dingtalk.New(nil)
 	tok := strings.Repeat("a1", 32)
 	sec := "SEC" + strings.Repeat("b2", 32)
 	tests := []struct {

@@ -11,9 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/feishu"
-	"github.com/heraldpush/herald/platforms/internal/httpcall"
-	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -470,7 +469,7 @@ func TestDomains(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rw := &hostRewriter{fake: fsrv.URL()}
-			p := feishu.New(shared.Deps{Client: httpcall.New(httpcall.Options{Transport: rw})}, feishu.Options{})
+			p := feishu.New(platforms.NewEnv(platforms.Options{Transport: rw, NoPacing: true}), feishu.Options{})
 			cfg := map[string]string{"app_id": app.AppID, "app_secret": app.AppSecret}
 			for k, v := range c.extra {
 				cfg[k] = v

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/msgtext"
@@ -43,9 +44,10 @@ type Provider struct {
 
 var _ push.Platform = (*Provider)(nil)
 
-// New returns the Gotify provider.
-func New(d shared.Deps) *Provider {
-	d = d.WithDefaults()
+// New returns the Gotify provider on env's HTTP client (for a nil env,
+// see platforms.Env).
+func New(env *platforms.Env) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{NoTargets: shared.NoTargets{Bots: "gotify", Destination: "the bot's application"}, client: d.Client}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/platforms/gotify"
-	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -99,7 +98,7 @@ func TestErrorClasses(t *testing.T) {
 }
 
 func TestValidateConfig(t *testing.T) {
-	p := gotify.New(shared.Deps{})
+	p := gotify.New(nil)
 	tests := []struct {
 		cfg    string
 		field  string

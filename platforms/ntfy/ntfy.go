@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/msgtext"
@@ -78,9 +79,10 @@ var (
 	_ push.Pacer               = (*Provider)(nil)
 )
 
-// New returns the ntfy provider.
-func New(d shared.Deps) *Provider {
-	d = d.WithDefaults()
+// New returns the ntfy provider on env's HTTP client and pacer (for a nil
+// env, see platforms.Env).
+func New(env *platforms.Env) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{NoTargets: shared.NoTargets{Bots: "ntfy", Destination: "the bot's topic"}, client: d.Client, pacer: d.Pacer, topicRe: regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)}
 }
 

@@ -13,8 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
-	"github.com/heraldpush/herald/platforms/internal/pacing"
-	"github.com/heraldpush/herald/platforms/internal/shared"
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/ntfy"
 	"github.com/heraldpush/herald/push"
 )
@@ -203,7 +202,7 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func TestValidateConfig(t *testing.T) {
-	p := ntfy.New(shared.Deps{})
+	p := ntfy.New(nil)
 	tests := []struct {
 		cfg    string
 		field  string // "" when valid
@@ -230,7 +229,7 @@ func TestValidateConfig(t *testing.T) {
 }
 
 func TestInfoAndTargets(t *testing.T) {
-	p := ntfy.New(shared.Deps{})
+	p := ntfy.New(nil)
 	if p.Info().Targets {
 		t.Fatal("ntfy says it has targets")
 	}
@@ -243,7 +242,7 @@ func TestInfoAndTargets(t *testing.T) {
 // visitor limit: a burst of 60, then one every 5 seconds.
 func TestPacing(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	p := ntfy.New(shared.Deps{Pacer: pacing.New(func() time.Time { return now })})
+	p := ntfy.New(platforms.NewEnv(platforms.Options{Now: func() time.Time { return now }}))
 	d := push.Delivery{Bot: push.Bot{Config: json.RawMessage(`{"topic":"a","token":"tk_one"}`)}}
 	other := push.Delivery{Bot: push.Bot{Config: json.RawMessage(`{"topic":"a","token":"tk_two"}`)}}
 	for i := 0; i < 60; i++ {

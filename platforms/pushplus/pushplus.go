@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/msgtext"
@@ -62,9 +63,10 @@ type Provider struct {
 
 var _ push.Platform = (*Provider)(nil)
 
-// New returns the PushPlus provider.
-func New(d shared.Deps) *Provider {
-	d = d.WithDefaults()
+// New returns the PushPlus provider on env's HTTP client (for a nil env,
+// see platforms.Env).
+func New(env *platforms.Env) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{
 		NoTargets: shared.NoTargets{Bots: "pushplus", Destination: "the bot's token (and topic)"},
 		client:    d.Client,

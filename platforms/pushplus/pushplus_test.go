@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
-	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/pushplus"
 	"github.com/heraldpush/herald/push"
 )
@@ -114,7 +113,7 @@ func TestErrorClasses(t *testing.T) {
 }
 
 func TestValidateConfig(t *testing.T) {
-	p := pushplus.New(shared.Deps{})
+	p := pushplus.New(nil)
 	tests := []struct {
 		cfg    string
 		field  string

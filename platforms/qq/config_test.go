@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/internal/fake"
-	"github.com/heraldpush/herald/platforms/internal/httpcall"
-	"github.com/heraldpush/herald/platforms/internal/shared"
-	"github.com/heraldpush/herald/platforms/internal/tokencache"
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/qq"
 	"github.com/heraldpush/herald/push"
 )
@@ -18,7 +16,7 @@ import (
 const secret = "s3cr3tAppSecretValue0123456789"
 
 func TestValidateConfig(t *testing.T) {
-	p := qq.New(shared.Deps{})
+	p := qq.New(nil)
 	tests := []struct {
 		name   string
 		config string
@@ -58,7 +56,7 @@ func TestValidateConfig(t *testing.T) {
 }
 
 func TestValidateTargetAndMessage(t *testing.T) {
-	p := qq.New(shared.Deps{})
+	p := qq.New(nil)
 	targets := []struct {
 		tt   push.TargetType
 		addr string
@@ -121,7 +119,7 @@ func TestTokenRefreshedEarly(t *testing.T) {
 	f.SetProactive(appID, true)
 	f.AddUser("U1")
 	clock := &fakeClock{now: time.Now()}
-	p := qq.New(shared.Deps{Client: httpcall.New(httpcall.Options{}), Tokens: tokencache.New(tokencache.Options{Now: clock.Now})})
+	p := qq.New(platforms.NewEnv(platforms.Options{Now: clock.Now, NoPacing: true}))
 	d := push.Delivery{JobID: "j", Bot: push.Bot{Platform: "qq", Config: f.BotConfig(appID, sec)},
 		Target: push.Target{Type: push.TargetUser, Address: "U1"}, AsType: push.TargetUser, Message: push.Message{Type: push.MsgTypeText, Content: "x"}}
 	steps := []struct {
@@ -157,7 +155,7 @@ func TestSendErrorOutcomes(t *testing.T) {
 	f.SetProactive(appID, true)
 	f.AddUser("U1")
 	f.AddGroup("G1")
-	p := qq.New(shared.Deps{})
+	p := qq.New(nil)
 	deliver := func(tt push.TargetType, addr string, m push.Message) error {
 		_, err := p.Send(ctx, push.Delivery{JobID: "j", Bot: push.Bot{Platform: "qq", Config: f.BotConfig(appID, sec)},
 			Target: push.Target{Type: tt, Address: addr}, AsType: tt, Message: m})

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"regexp"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/shared"
@@ -53,9 +54,10 @@ type Provider struct {
 
 var _ push.Platform = (*Provider)(nil)
 
-// New returns the QQ provider on the shared HTTP client and token cache.
-func New(d shared.Deps) *Provider {
-	d = d.WithDefaults()
+// New returns the QQ provider on env's HTTP client and token cache (for a
+// nil env, see platforms.Env).
+func New(env *platforms.Env) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{
 		client:   d.Client,
 		tokens:   d.Tokens,

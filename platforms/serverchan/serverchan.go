@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/msgtext"
@@ -59,9 +60,10 @@ var (
 	_ push.Platform = (*Provider)(nil)
 )
 
-// New returns the ServerChan provider.
-func New(d shared.Deps) *Provider {
-	d = d.WithDefaults()
+// New returns the ServerChan provider on env's HTTP client (for a nil
+// env, see platforms.Env).
+func New(env *platforms.Env) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{
 		NoTargets: shared.NoTargets{Bots: "serverchan", Destination: "the bot's SendKey"},
 		client:    d.Client,

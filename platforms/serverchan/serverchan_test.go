@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
-	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/serverchan"
 	"github.com/heraldpush/herald/push"
 )
@@ -100,7 +99,7 @@ func TestErrorClasses(t *testing.T) {
 }
 
 func TestValidateConfig(t *testing.T) {
-	p := serverchan.New(shared.Deps{})
+	p := serverchan.New(nil)
 	tests := []struct {
 		cfg    string
 		field  string

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/msgtext"
@@ -76,9 +77,10 @@ var (
 	_ push.Pacer               = (*Provider)(nil)
 )
 
-// New returns the provider.
-func New(d shared.Deps) *Provider {
-	d = d.WithDefaults()
+// New returns the provider on env's HTTP client and pacer (for a nil env,
+// see platforms.Env).
+func New(env *platforms.Env) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{NoTargets: shared.NoTargets{Bots: "webhook", Destination: "the webhook's channel"}, client: d.Client, pacer: d.Pacer}
 }
 

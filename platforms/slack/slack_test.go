@@ -11,8 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
-	"github.com/heraldpush/herald/platforms/internal/pacing"
-	"github.com/heraldpush/herald/platforms/internal/shared"
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/slack"
 	"github.com/heraldpush/herald/push"
 )
@@ -172,7 +171,7 @@ func TestErrorsRedactTheWebhookURL(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	p := slack.New(shared.Deps{})
+	p := slack.New(nil)
 	long := strings.Repeat("é", 3001)
 	tests := []struct {
 		flavor string
@@ -198,7 +197,7 @@ func TestLimits(t *testing.T) {
 // One message a second per Slack webhook; other flavors are not paced.
 func TestPacing(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	p := slack.New(shared.Deps{Pacer: pacing.New(func() time.Time { return now })})
+	p := slack.New(platforms.NewEnv(platforms.Options{Now: func() time.Time { return now }}))
 	hook := func(u, fl string) push.Delivery {
 		return push.Delivery{Bot: push.Bot{Config: json.RawMessage(`{"webhook_url":"` + u + `","flavor":"` + fl + `"}`)}}
 	}
@@ -219,7 +218,7 @@ func TestPacing(t *testing.T) {
 }
 
 func TestValidateConfig(t *testing.T) {
-	p := slack.New(shared.Deps{})
+	p := slack.New(nil)
 	secret := "XyZsecretKey0123456789ab"
 	tests := []struct {
 		cfg   string

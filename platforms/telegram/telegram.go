@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
@@ -61,9 +62,10 @@ var (
 	_ push.Pacer    = (*Provider)(nil)
 )
 
-// New returns the Telegram provider built on the shared dependencies.
-func New(d shared.Deps, opts Options) *Provider {
-	d = d.WithDefaults()
+// New returns the Telegram provider on env's HTTP client, image fetcher
+// and pacer (for a nil env, see platforms.Env).
+func New(env *platforms.Env, opts Options) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{
 		client:  d.Client,
 		images:  d.Images,

@@ -12,8 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
-	"github.com/heraldpush/herald/platforms/internal/pacing"
-	"github.com/heraldpush/herald/platforms/internal/shared"
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/telegram"
 	"github.com/heraldpush/herald/push"
 )
@@ -335,7 +334,7 @@ func TestPace(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			now := time.Unix(1_700_000_000, 0)
-			p := telegram.New(shared.Deps{Pacer: pacing.New(func() time.Time { return now })}, telegram.Options{})
+			p := telegram.New(platforms.NewEnv(platforms.Options{Now: func() time.Time { return now }}), telegram.Options{})
 			start, sent := now, 0
 			for now.Sub(start) < c.window {
 				if wait := p.Pace(push.Delivery{Bot: push.Bot{Config: cfg}, Target: c.targets(sent)}); wait > 0 {
@@ -353,7 +352,7 @@ func TestPace(t *testing.T) {
 
 // TestConfigValidation names the bad field and never echoes the token.
 func TestConfigValidation(t *testing.T) {
-	p := telegram.New(shared.Deps{}, telegram.Options{})
+	p := telegram.New(nil, telegram.Options{})
 	token := "123456789:" + strings.Repeat("S", 35)
 	cases := []struct{ cfg, want string }{
 		{`{"token":"` + token + `"}`, ""},

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/internal/fake"
-	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/wechat"
 	"github.com/heraldpush/herald/push"
 )
@@ -19,7 +18,7 @@ const (
 )
 
 func TestValidateConfig(t *testing.T) {
-	p := wechat.New(shared.Deps{})
+	p := wechat.New(nil)
 	tests := []struct {
 		name   string
 		config string
@@ -57,7 +56,7 @@ func TestValidateConfig(t *testing.T) {
 }
 
 func TestValidateTarget(t *testing.T) {
-	p := wechat.New(shared.Deps{})
+	p := wechat.New(nil)
 	if got := p.Info().TargetTypes; !cmp.Equal(got, []push.TargetType{push.TargetUser}) {
 		t.Fatalf("target types %v, want users only", got)
 	}
@@ -101,7 +100,7 @@ func TestSendOutcomes(t *testing.T) {
 	f := fake.NewWeChat(t)
 	id, sec := f.NewApp()
 	f.AddFollower(id, "oFollower0001")
-	p := wechat.New(shared.Deps{})
+	p := wechat.New(nil)
 	d := push.Delivery{JobID: "j", Bot: push.Bot{Platform: "wechat", Config: f.BotConfig(id, sec)},
 		Target: push.Target{Type: push.TargetUser, Address: "oFollower0001"}, AsType: push.TargetUser, Message: push.Message{Type: push.MsgTypeText, Content: "x"}}
 	tests := []struct {

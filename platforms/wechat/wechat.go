@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
@@ -64,10 +65,10 @@ type Provider struct {
 
 var _ push.Platform = (*Provider)(nil)
 
-// New returns the WeChat provider on the shared HTTP client, token cache
-// and image fetcher.
-func New(d shared.Deps) *Provider {
-	d = d.WithDefaults()
+// New returns the WeChat provider on env's HTTP client, token cache and
+// image fetcher (for a nil env, see platforms.Env).
+func New(env *platforms.Env) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{
 		client:   d.Client,
 		tokens:   d.Tokens,

@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldpush/herald/platforms/internal/pacing"
-	"github.com/heraldpush/herald/platforms/internal/shared"
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/wecom"
 	"github.com/heraldpush/herald/push"
 )
@@ -32,7 +31,7 @@ func TestPace(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			now := time.Unix(1_700_000_000, 0)
-			p := wecom.New(shared.Deps{Pacer: pacing.New(func() time.Time { return now })}, wecom.Options{})
+			p := wecom.New(platforms.NewEnv(platforms.Options{Now: func() time.Time { return now }}), wecom.Options{})
 			d := push.Delivery{Bot: push.Bot{Config: c.config}, Target: c.target}
 			// Send greedily: take every slot as soon as it is offered,
 			// and count the sends in the first window.
@@ -50,7 +49,7 @@ func TestPace(t *testing.T) {
 		})
 	}
 	// Without a pacer, nothing waits.
-	p := wecom.New(shared.Deps{}, wecom.Options{})
+	p := wecom.New(nil, wecom.Options{})
 	for i := 0; i < 100; i++ {
 		if w := p.Pace(push.Delivery{Bot: push.Bot{Config: robot}, Target: push.Target{Type: push.TargetGroup, Address: "robot"}}); w != 0 {
 			t.Fatalf("unpaced wait %s", w)

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/platforms/internal/botconfig"
 	"github.com/heraldpush/herald/platforms/internal/httpcall"
 	"github.com/heraldpush/herald/platforms/internal/imagefetch"
@@ -104,9 +105,10 @@ var (
 	_ push.Pacer               = (*Provider)(nil)
 )
 
-// New returns the WeCom provider built on the shared dependencies.
-func New(d shared.Deps, opts Options) *Provider {
-	d = d.WithDefaults()
+// New returns the WeCom provider on env's HTTP client, token cache, image
+// fetcher and pacer (for a nil env, see platforms.Env).
+func New(env *platforms.Env, opts Options) *Provider {
+	d := shared.FromEnv(env)
 	return &Provider{
 		client:   d.Client,
 		tokens:   d.Tokens,
