@@ -55,6 +55,8 @@ type Metrics struct {
 	refunded      prometheus.Counter
 	replays       *prometheus.CounterVec
 	rateLimited   prometheus.Counter
+	events        *prometheus.CounterVec
+	recvFailures  *prometheus.CounterVec
 }
 
 var _ push.Observer = (*Metrics)(nil)
@@ -102,8 +104,16 @@ func New(opts Options) *Metrics {
 			Namespace: Namespace, Name: "rate_limited_total",
 			Help: "Requests refused by the per-key rate limit (429).",
 		}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "events_total",
+			Help: "Inbound events of the bots, handled once each, by platform and kind (message, joined, left, moved).",
+		}, []string{"platform", "kind"}),
+		recvFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "receiver_failures_total",
+			Help: "Failures of the bots' receivers (long polls, gateways), by platform; each is retried later with a growing wait.",
+		}, []string{"platform"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.jobs, m.platformCalls, m.charged, m.refunded, m.replays, m.rateLimited)
+	m.reg.MustRegister(m.requests, m.latency, m.jobs, m.platformCalls, m.charged, m.refunded, m.replays, m.rateLimited, m.events, m.recvFailures)
 	for _, k := range []push.RequestKind{push.RequestKindSingle, push.RequestKindBatch, push.RequestKindMulti} {
 		m.replays.WithLabelValues(string(k))
 	}
@@ -112,6 +122,14 @@ func New(opts Options) *Metrics {
 	}
 	return m
 }
+
+// EventHandled implements push.Observer.
+func (m *Metrics) EventHandled(platform string, kind push.EventKind) {
+	m.events.WithLabelValues(platform, string(kind)).Inc()
+}
+
+// ReceiverFailed implements push.Observer.
+func (m *Metrics) ReceiverFailed(platform string) { m.recvFailures.WithLabelValues(platform).Inc() }
 
 // Platforms makes the per-platform series of the named platforms exist
 // from the start (at zero), so that rates and alerts see them before their

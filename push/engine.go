@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,8 @@ type Options struct {
 	Passwords PasswordHasher
 	// Sessions configure sign-in and sign-up.
 	Sessions Sessions
+	// Receivers configure the bots' outbound receivers (inbound events).
+	Receivers Receivers
 	// AuthRecheck is how long the store's count of revocations, read to
 	// validate the remembered API keys, is trusted before it is read again
 	// (see Authenticate). 0 (the default) reads it for every request, so
@@ -93,6 +96,11 @@ type Engine struct {
 	sessions SessionService
 	invites  InviteService
 	audit    AuditService
+
+	events    EventService
+	bindCodes BindCodeService
+	receivers receiverSet
+	recvOpts  Receivers
 
 	sessionOpts Sessions
 	throttle    throttle // failed sign-ins
@@ -174,6 +182,10 @@ func New(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("push: sign-up mode %q is not known: use closed, invite or open", e.sessionOpts.SignUp)
 	}
 	e.throttle.init()
+	e.events, e.bindCodes = EventService{e}, BindCodeService{e}
+	e.receivers.init()
+	e.recvOpts = opts.Receivers.withDefaults()
+	e.recvOpts.PublicURL = strings.TrimRight(e.recvOpts.PublicURL, "/")
 	e.auth = newAuthCache(e.store, max(opts.AuthRecheck, 0))
 	e.catalog.init()
 	e.handoff.init()
@@ -247,6 +259,12 @@ func (e *Engine) Stop(ctx context.Context) error {
 
 func (e *Engine) background(ctx context.Context) {
 	defer close(e.bgDone)
+	receivers := make(chan struct{})
+	go func() {
+		defer close(receivers)
+		e.runReceivers(ctx)
+	}()
+	defer func() { <-receivers }()
 	sweep := time.NewTicker(e.opts.SweepInterval)
 	defer sweep.Stop()
 	var reconcile <-chan time.Time
@@ -359,6 +377,11 @@ func (e *Engine) Sweep(ctx context.Context) error {
 	}
 	n, err := e.store.DeleteIdempotencyBefore(ctx, now.Add(-e.limits.IdempotencyTTL))
 	if err != nil {
+		return err
+	}
+	// Platforms deliver an event again for a day at most: its id is kept
+	// a week.
+	if _, err := e.store.ForgetEventsBefore(ctx, now.Add(-7*24*time.Hour)); err != nil {
 		return err
 	}
 	if n > 0 {

@@ -28,6 +28,11 @@ type Observer interface {
 	Replay(kind RequestKind)
 	// RateLimited reports a request refused by the per-key rate limit.
 	RateLimited()
+	// EventHandled reports an inbound event of a bot of the platform,
+	// handled once.
+	EventHandled(platform string, kind EventKind)
+	// ReceiverFailed reports a failure of a bot's receiver.
+	ReceiverFailed(platform string)
 }
 
 // NopObserver is an Observer that ignores every event (the default).
@@ -50,6 +55,12 @@ func (NopObserver) Replay(RequestKind) {}
 
 // RateLimited implements Observer.
 func (NopObserver) RateLimited() {}
+
+// EventHandled implements Observer.
+func (NopObserver) EventHandled(string, EventKind) {}
+
+// ReceiverFailed implements Observer.
+func (NopObserver) ReceiverFailed(string) {}
 
 // txEvents collects what one transaction settled and refunded, so that
 // the observer hears of it only once the transaction committed (and once,

@@ -65,6 +65,9 @@ type Delivery struct {
 	AsType  TargetType
 	Message Message
 	Attempt int // 1 for the first attempt of this job
+	// Reply is the message (or event) this send answers, on a platform
+	// that takes replies only (ReplyRules); nil elsewhere.
+	Reply *ReplyTo
 }
 
 // Receipt is what the platform answered for a delivered message.

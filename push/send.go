@@ -121,6 +121,10 @@ func (e *Engine) SendMulti(ctx context.Context, p Principal, r MultiRequest) (Re
 }
 
 type submission struct {
+	// replies are the jobs (by index) to targets of platforms that take
+	// replies only, with the platform's rule: each claims a reply when it
+	// is committed.
+	replies    map[int]ReplyRule
 	kind       RequestKind
 	accountID  int64
 	operator   bool // the account is the bots' (an operator sends)
@@ -326,6 +330,15 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			if s.targetType != "" && s.targetType != t.Type {
 				return nil, fieldErrorf(FieldTargetType, "target_type_mismatch", "target %d is bound as a %s; the target type %q does not match: leave the target type out or give %q", t.ID, t.Type, s.targetType, t.Type).with(string(s.targetType), 0)
 			}
+			if t.Presence == PresenceGone {
+				return nil, targetGone(t)
+			}
+			if rr, ok := p.(ReplyRules); ok {
+				if s.replies == nil {
+					s.replies = make(map[int]ReplyRule)
+				}
+				s.replies[len(jobs)] = rr.ReplyRules(t.Type)
+			}
 		}
 		if err := validateMessageFor(p, bot, msg, tt); err != nil {
 			return nil, err
@@ -430,6 +443,11 @@ func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*J
 		}
 		if err := tx.CreateJobs(ctx, jobs); err != nil {
 			return err
+		}
+		for i, rule := range s.replies {
+			if err := e.claimReply(ctx, tx, jobs[i], rule); err != nil {
+				return err
+			}
 		}
 		if entries != nil {
 			if err := tx.Charge(ctx, s.accountID, entries); err != nil {
@@ -554,4 +572,47 @@ func (e *Engine) waitErr(ctx context.Context, err error) error {
 	}
 	e.log.Warn("reading jobs during the synchronous wait failed", "err", err)
 	return nil
+}
+
+// targetGone is the refusal of a send to a target whose chat left.
+func targetGone(t Target) error {
+	why := t.PresenceNote
+	if why == "" {
+		why = "left the bot"
+	}
+	e := Errorf(Invalid, "target_gone", "target %d is gone: the chat %s at %s; it comes back when it writes to the bot, follows or adds it again",
+		t.ID, why, t.PresenceAt.UTC().Format(time.RFC3339))
+	e.Field = FieldTarget
+	return e
+}
+
+// claimReply claims, inside the request's transaction, the reply a job to
+// a platform that takes replies only is sent as: the next reply to the
+// target's latest message, or to its latest event, within the platform's
+// windows. Without one the whole request is refused, charged nothing.
+func (e *Engine) claimReply(ctx context.Context, tx Tx, j *Job, rule ReplyRule) error {
+	reply, state, err := tx.ClaimReply(ctx, j.TargetID, j.CreatedAt, rule)
+	if err != nil {
+		return err
+	}
+	if reply.MessageID == "" && reply.EventID == "" {
+		return noReplyWindow(j, state, rule, j.CreatedAt)
+	}
+	return tx.SetJobReply(ctx, j.ID, reply)
+}
+
+// noReplyWindow says why a target of a platform that takes replies only
+// cannot be sent to now, and what to do.
+func noReplyWindow(j *Job, st ReplyState, rule ReplyRule, now time.Time) error {
+	last := "has never written to the bot"
+	switch {
+	case !st.MessageAt.IsZero() && st.MessageSeq >= rule.PerMessage && now.Sub(st.MessageAt) < rule.MessageWindow:
+		last = fmt.Sprintf("was sent all the %d replies its last message (at %s) allows", rule.PerMessage, st.MessageAt.UTC().Format(time.RFC3339))
+	case !st.MessageAt.IsZero():
+		last = fmt.Sprintf("last wrote at %s, %s ago", st.MessageAt.UTC().Format(time.RFC3339), now.Sub(st.MessageAt).Round(time.Minute))
+	}
+	e := Errorf(Invalid, "no_reply_window", "target %d %s; %s takes messages only as replies, within %s of a message: ask the user to write to the bot, then send again",
+		j.TargetID, last, j.Platform, rule.MessageWindow)
+	e.Field = FieldTarget
+	return e
 }

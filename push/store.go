@@ -120,6 +120,64 @@ type Tx interface {
 	CreateAudit(ctx context.Context, a *AuditEntry) error
 	AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
 
+	// TargetByAddress returns a bot's bound target of a type and address;
+	// an unbound one is NotFound.
+	TargetByAddress(ctx context.Context, botID int64, tt TargetType, address string) (Target, error)
+	// SetPresence marks a target active or gone. It counts in the catalog
+	// epoch.
+	SetPresence(ctx context.Context, targetID int64, p Presence, at time.Time, note string) error
+	// MoveTarget gives a target a new address. It counts in the catalog
+	// epoch.
+	MoveTarget(ctx context.Context, targetID int64, address string) error
+	// TargetCounts counts a bot's targets, the gone ones, and (with a
+	// rule) those a reply could be sent to at now.
+	TargetCounts(ctx context.Context, botID int64, now time.Time, rule func(TargetType) ReplyRule, replies bool) (TargetCounts, error)
+
+	// NoteReply records the latest message (or event) of a target, which
+	// replies answer; a newer one replaces it and its count of replies.
+	NoteReply(ctx context.Context, targetID int64, n ReplyNote) error
+	// ClaimReply claims the next reply to a target's latest message (or,
+	// failing that, its latest event) within the rule's windows at now,
+	// and returns it with the state it was claimed from; a zero ReplyTo
+	// means there is none.
+	ClaimReply(ctx context.Context, targetID int64, now time.Time, rule ReplyRule) (ReplyTo, ReplyState, error)
+	// SetJobReply and JobReply store and read the reply a job is sent as.
+	SetJobReply(ctx context.Context, jobID string, r ReplyTo) error
+	JobReply(ctx context.Context, jobID string) (ReplyTo, error)
+
+	CreateBindCode(ctx context.Context, c *BindCode) error
+	BindCode(ctx context.Context, id int64) (BindCode, error)
+	BindCodeByHash(ctx context.Context, hash string) (BindCode, error)
+	BindCodes(ctx context.Context, f BindCodeFilter) ([]BindCode, error)
+	// UseBindCode spends one use of a code for the target it bound, or
+	// returns Conflict when it has none left, was revoked or expired.
+	UseBindCode(ctx context.Context, id, targetID int64, at time.Time) error
+	RevokeBindCode(ctx context.Context, id int64, at time.Time) error
+
+	// SeenEvent records a bot's event id and reports whether it is new.
+	SeenEvent(ctx context.Context, botID int64, eventID string, at time.Time) (bool, error)
+	// ForgetEventsBefore forgets the event ids seen before t.
+	ForgetEventsBefore(ctx context.Context, t time.Time) (int64, error)
+	// ListeningBots returns the bots (not deleted) of the platforms.
+	ListeningBots(ctx context.Context, platforms []string) ([]Bot, error)
+	// Receiver returns the state of a bot's receiver (NotFound: none yet).
+	Receiver(ctx context.Context, botID int64) (Receiver, error)
+	// AcquireReceiver takes or renews a bot's receiver lease for holder
+	// until until, when it is free, ended by now, or holder's already.
+	AcquireReceiver(ctx context.Context, botID int64, holder string, now, until time.Time) (bool, error)
+	// ReleaseReceiver ends holder's lease of a bot's receiver.
+	ReleaseReceiver(ctx context.Context, botID int64, holder string) error
+	// SaveCursor stores a receiver's cursor if holder still holds it
+	// (else Conflict), and clears its failures.
+	SaveCursor(ctx context.Context, botID int64, holder, cursor string) error
+	// SaveSetup stores what holder set up for the bot (its webhook).
+	SaveSetup(ctx context.Context, botID int64, holder, setup string) error
+	// ReceiverFailed counts a failure of a bot's receiver at at, with its
+	// error.
+	ReceiverFailed(ctx context.Context, botID int64, at time.Time, msg string) error
+	// NoteReceived records when a bot last received an event.
+	NoteReceived(ctx context.Context, botID int64, at time.Time) error
+
 	Idempotency(ctx context.Context, accountID int64, key string) (IdempotencyRecord, error)
 	CreateIdempotency(ctx context.Context, r *IdempotencyRecord) error
 	DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64, error)
@@ -181,4 +239,27 @@ type CatalogEpocher interface {
 // Options.AuthRecheck).
 type AuthEpocher interface {
 	AuthEpoch(ctx context.Context) (int64, error)
+}
+
+// TargetCounts are a bot's targets by how they can be reached.
+type TargetCounts struct {
+	Targets, Gone, Reachable int
+}
+
+// ReplyNote is a target's latest message or event, which replies answer.
+type ReplyNote struct {
+	MessageID string
+	EventID   string
+	At        time.Time
+}
+
+// ReplyState is what a target's replies stand on: its latest message and
+// event, and how many replies each has had.
+type ReplyState struct {
+	MessageID  string
+	MessageAt  time.Time
+	MessageSeq int
+	EventID    string
+	EventAt    time.Time
+	EventSeq   int
 }

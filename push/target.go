@@ -27,7 +27,22 @@ type Target struct {
 	Address   string
 	Name      string
 	CreatedAt time.Time
+	// Presence is PresenceActive, or PresenceGone when the chat blocked,
+	// unfollowed or removed the bot (sends to it are refused before they
+	// are charged), since PresenceAt, for PresenceNote.
+	Presence     Presence
+	PresenceAt   time.Time
+	PresenceNote string
 }
+
+// Presence says whether a target's chat still hears the bot.
+type Presence string
+
+// Presences.
+const (
+	PresenceActive Presence = "active"
+	PresenceGone   Presence = "gone"
+)
 
 // TargetUpdate changes a target; nil fields stay as they are.
 type TargetUpdate struct {

@@ -12,21 +12,23 @@ import (
 // and a job found running (its worker died, or the queue delivered it
 // again) is made uncertain instead of being sent a second time.
 func (e *Engine) handle(ctx context.Context, id string) error {
-	job, bot, target, err := e.start(ctx, id)
+	job, bot, target, reply, err := e.start(ctx, id)
 	if err != nil || job == nil {
 		return err
 	}
-	receipt, sendErr := e.deliver(ctx, *job, bot, target)
+	receipt, sendErr := e.deliver(ctx, *job, bot, target, reply)
 	return e.finish(ctx, *job, receipt, sendErr)
 }
 
-// start claims a job for sending. It returns a nil job when there is
+// start claims a job for sending, with the reply it is sent as on a
+// platform that takes replies only. It returns a nil job when there is
 // nothing to send.
-func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error) {
+func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, *ReplyTo, error) {
 	var (
 		job     *Job
 		bot     Bot
 		target  Target
+		reply   *ReplyTo
 		settled bool
 		wait    time.Duration
 	)
@@ -91,6 +93,15 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 					return err
 				}
 				job = &nj
+				if _, ok := e.platforms[nj.Platform].(ReplyRules); ok && nj.TargetID != 0 {
+					r, err := tx.JobReply(ctx, nj.ID)
+					if err != nil && !IsKind(err, NotFound) {
+						return err
+					}
+					if err == nil {
+						reply = &r
+					}
+				}
 				return nil
 			case StateRunning:
 				_, err := e.settle(ctx, tx, ev, j, StateUncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
@@ -103,21 +114,21 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, error
 	})
 	if IsKind(err, NotFound) {
 		e.log.Warn("queue delivered an unknown job id", "job", id)
-		return nil, bot, target, nil
+		return nil, bot, target, nil, nil
 	}
 	if IsKind(err, Conflict) {
-		return nil, bot, target, nil // another worker or a cancel won the move
+		return nil, bot, target, nil, nil // another worker or a cancel won the move
 	}
 	if err != nil {
-		return nil, bot, target, err
+		return nil, bot, target, nil, err
 	}
 	if settled {
 		e.notify(ctx, id)
 	}
 	if wait > 0 {
-		return nil, bot, target, &DeferError{JobID: id, After: wait}
+		return nil, bot, target, nil, &DeferError{JobID: id, After: wait}
 	}
-	return job, bot, target, nil
+	return job, bot, target, reply, nil
 }
 
 // maxAttempts caps the platform calls of one job.
@@ -125,7 +136,7 @@ const maxAttempts = 10
 
 // deliver calls the platform, trying retryable failures again with
 // exponential backoff while the job's send window lasts.
-func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target) (Receipt, error) {
+func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target, reply *ReplyTo) (Receipt, error) {
 	p, ok := e.platforms[job.Platform]
 	if !ok {
 		return Receipt{}, DefinitiveError("", "the platform %q is not available on this server", job.Platform)
@@ -136,7 +147,7 @@ func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target) (
 		actx, cancel := context.WithTimeout(ctx, e.limits.AttemptTimeout)
 		began := time.Now()
 		receipt, err := p.Send(actx, Delivery{
-			JobID: job.ID, Bot: bot, Target: target, AsType: job.TargetType, Message: job.Message, Attempt: attempt,
+			JobID: job.ID, Bot: bot, Target: target, AsType: job.TargetType, Message: job.Message, Attempt: attempt, Reply: reply,
 		})
 		took := time.Since(began)
 		cancel()

@@ -35,18 +35,22 @@ func addedColumns() [][3]string {
 
 // registerColumns registers migration 4 with ms.
 func registerColumns(ms *migrate.Migrations) {
-	ms.MustRegister(addColumns, dropColumns)
+	ms.MustRegister(addingColumns(addedColumns), droppingColumns(addedColumns))
 }
 
-func addColumns(ctx context.Context, db *bun.DB) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for _, c := range addedColumns() {
-			if err := addColumn(ctx, tx, c[0], c[1], c[2]); err != nil {
-				return err
+// addingColumns is a migration that adds columns (table, column,
+// definition) unless their table has them.
+func addingColumns(cols func() [][3]string) migrate.MigrationFunc {
+	return func(ctx context.Context, db *bun.DB) error {
+		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			for _, c := range cols() {
+				if err := addColumn(ctx, tx, c[0], c[1], c[2]); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 }
 
 // addColumn adds a column unless the table has it.
@@ -66,14 +70,17 @@ func addColumn(ctx context.Context, tx bun.Tx, table, column, def string) error 
 	return err
 }
 
-func dropColumns(ctx context.Context, db *bun.DB) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		cols := addedColumns()
-		for i := len(cols) - 1; i >= 0; i-- {
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", cols[i][0], cols[i][1])); err != nil {
-				return err
+// droppingColumns is the migration that takes the columns away again.
+func droppingColumns(cols func() [][3]string) migrate.MigrationFunc {
+	return func(ctx context.Context, db *bun.DB) error {
+		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			cs := cols()
+			for i := len(cs) - 1; i >= 0; i-- {
+				if _, err := tx.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", cs[i][0], cs[i][1])); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 }

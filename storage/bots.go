@@ -87,19 +87,20 @@ func (q queries) CreateTarget(ctx context.Context, t *push.Target) error {
 		case err == nil && old.UnboundMs == 0:
 			return &push.Error{Kind: push.Conflict, Reason: push.ReasonDuplicate, Message: "a row with this key already exists"}
 		case err == nil:
-			if _, err := q.w.NewUpdate().Model((*targetRow)(nil)).Set("unbound_ms = 0").Set("name = ?", t.Name).Where("id = ?", old.ID).Exec(ctx); err != nil {
+			if _, err := q.w.NewUpdate().Model((*targetRow)(nil)).Set("unbound_ms = 0").Set("name = ?", t.Name).
+				Set("presence = ?", string(push.PresenceActive)).Set("presence_ms = 0").Set("presence_note = ''").Where("id = ?", old.ID).Exec(ctx); err != nil {
 				return q.fail(err, "bind target again")
 			}
-			t.ID, t.CreatedAt = old.ID, fromMs(old.CreatedMs)
+			t.ID, t.CreatedAt, t.Presence, t.PresenceAt, t.PresenceNote = old.ID, fromMs(old.CreatedMs), push.PresenceActive, time.Time{}, ""
 			return q.bumpCatalogEpoch(ctx)
 		case !isNoRows(err):
 			return q.fail(err, "read target")
 		}
-		row := targetRow{BotID: t.BotID, Type: string(t.Type), Address: t.Address, Name: t.Name, CreatedMs: toMs(t.CreatedAt)}
+		row := targetRow{BotID: t.BotID, Type: string(t.Type), Address: t.Address, Name: t.Name, CreatedMs: toMs(t.CreatedAt), Presence: string(push.PresenceActive)}
 		if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {
 			return q.fail(err, "create target")
 		}
-		t.ID = row.ID
+		t.ID, t.Presence, t.PresenceAt, t.PresenceNote = row.ID, push.PresenceActive, time.Time{}, ""
 		return nil
 	})
 }

@@ -49,3 +49,6 @@ func (q queries) DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int6
 	n, _ := res.RowsAffected()
 	return n, nil
 }
+
+// inList64 is a list of integer ids for an IN (?) clause.
+func inList64(ids []int64) any { return bun.List(ids) }

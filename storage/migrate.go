@@ -96,6 +96,7 @@ func (s *Store) migrator() (*migrate.Migrator, error) {
 		return nil, fmt.Errorf("storage: read migrations: %w", err)
 	}
 	registerColumns(ms)
+	registerPresence(ms)
 	return migrate.NewMigrator(s.w, ms,
 		migrate.WithTemplateData(s.dialect),
 		migrate.WithMarkAppliedOnSuccess(true),

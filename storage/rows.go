@@ -84,17 +84,25 @@ func (r botRow) bot() push.Bot {
 type targetRow struct {
 	bun.BaseModel `bun:"table:targets"`
 
-	ID        int64 `bun:",pk,autoincrement"`
-	BotID     int64
-	Type      string
-	Address   string
-	Name      string
-	CreatedMs int64
-	UnboundMs int64
+	ID           int64 `bun:",pk,autoincrement"`
+	BotID        int64
+	Type         string
+	Address      string
+	Name         string
+	CreatedMs    int64
+	UnboundMs    int64
+	Presence     string
+	PresenceMs   int64
+	PresenceNote string
 }
 
 func (r targetRow) target() push.Target {
-	return push.Target{ID: r.ID, BotID: r.BotID, Type: push.TargetType(r.Type), Address: r.Address, Name: r.Name, CreatedAt: fromMs(r.CreatedMs)}
+	p := push.Presence(r.Presence)
+	if p == "" {
+		p = push.PresenceActive
+	}
+	return push.Target{ID: r.ID, BotID: r.BotID, Type: push.TargetType(r.Type), Address: r.Address, Name: r.Name, CreatedAt: fromMs(r.CreatedMs),
+		Presence: p, PresenceAt: fromMs(r.PresenceMs), PresenceNote: r.PresenceNote}
 }
 
 type jobRow struct {
@@ -284,4 +292,72 @@ type auditRow struct {
 func (r auditRow) entry() push.AuditEntry {
 	return push.AuditEntry{ID: r.ID, AccountID: r.AccountID, Actor: r.Actor, ActorUserID: r.ActorUser, ActorKeyID: r.ActorKey,
 		Action: r.Action, Object: r.Object, Address: r.Address, At: fromMs(r.CreatedMs)}
+}
+
+type bindCodeRow struct {
+	bun.BaseModel `bun:"table:bind_codes"`
+
+	ID         int64 `bun:",pk,autoincrement"`
+	BotID      int64
+	AccountID  int64
+	CodeHash   string
+	Hint       string
+	Type       string
+	UsesLeft   int
+	CreatedBy  string
+	CreatedMs  int64
+	ExpiresMs  int64
+	RevokedMs  int64
+	LastTarget int64
+}
+
+func (r bindCodeRow) code() push.BindCode {
+	return push.BindCode{ID: r.ID, BotID: r.BotID, AccountID: r.AccountID, CodeHash: r.CodeHash, Hint: r.Hint, Type: push.TargetType(r.Type),
+		UsesLeft: r.UsesLeft, CreatedBy: r.CreatedBy, CreatedAt: fromMs(r.CreatedMs), ExpiresAt: fromMs(r.ExpiresMs),
+		RevokedAt: fromMs(r.RevokedMs), LastTargetID: r.LastTarget}
+}
+
+type targetReplyRow struct {
+	bun.BaseModel `bun:"table:target_replies"`
+
+	TargetID int64 `bun:",pk"`
+	MsgID    string
+	MsgMs    int64
+	MsgSeq   int
+	EventID  string
+	EventMs  int64
+	EventSeq int
+}
+
+func (r targetReplyRow) state() push.ReplyState {
+	return push.ReplyState{MessageID: r.MsgID, MessageAt: fromMs(r.MsgMs), MessageSeq: r.MsgSeq,
+		EventID: r.EventID, EventAt: fromMs(r.EventMs), EventSeq: r.EventSeq}
+}
+
+type jobReplyRow struct {
+	bun.BaseModel `bun:"table:job_replies"`
+
+	JobID   string `bun:",pk"`
+	MsgID   string
+	EventID string
+	Seq     int
+}
+
+type receiverRow struct {
+	bun.BaseModel `bun:"table:receivers"`
+
+	BotID    int64 `bun:",pk"`
+	Holder   string
+	LeaseMs  int64
+	Cursor   string
+	Setup    string
+	Failures int
+	Error    string
+	FailedMs int64
+	EventMs  int64
+}
+
+func (r receiverRow) receiver() push.Receiver {
+	return push.Receiver{BotID: r.BotID, Holder: r.Holder, LeaseUntil: fromMs(r.LeaseMs), Cursor: r.Cursor, Setup: r.Setup,
+		Failures: r.Failures, Error: r.Error, FailedAt: fromMs(r.FailedMs), EventAt: fromMs(r.EventMs)}
 }

@@ -25,7 +25,7 @@ type world struct {
 	keyA                string // A's API key
 	acctA               push.Account
 	userA2              push.User
-	keyA2, invite       int64
+	keyA2, invite, code int64
 	bot                 push.Bot
 	target              push.Target
 	queued, uncertain   string
@@ -59,6 +59,16 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.invite = inv.ID
+	// The bot hears its users, so that it takes bind codes.
+	cfg := fmt.Sprintf(`{"token":%q,"api_base":%q,"receive":"poll"}`, h.Telegram.NewBot(), h.Telegram.URL())
+	if w.bot, err = h.Engine.Bots().Update(ctx, sys, f.Bot.ID, push.BotUpdate{Config: []byte(cfg)}); err != nil {
+		t.Fatal(err)
+	}
+	bc, err := h.Engine.BindCodes().Create(ctx, sys, push.BindCodeCreate{BotID: f.Bot.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.code = bc.ID
 	var jobs []string
 	for i := range 2 {
 		res, err := h.Engine.Send(ctx, push.AccountPrincipal(f.Account.ID), push.SendRequest{BotID: f.Bot.ID, TargetID: f.Target.ID,
@@ -178,6 +188,10 @@ func TestManageAuthorization(t *testing.T) {
 		{"POST", "/bots/BOT/verify", nil, owner},
 		{"GET", "/bots/BOT/targets", nil, owner},
 		{"POST", "/bots/BOT/targets", func(*world) any { return map[string]any{"type": "user", "address": "424242"} }, owner},
+		{"POST", "/bots/BOT/bindcodes", func(*world) any { return map[string]any{"type": "user"} }, owner},
+		{"GET", "/bots/BOT/bindcodes", nil, owner},
+		{"DELETE", "/bindcodes/CODE", nil, owner},
+		{"GET", "/bots/BOT/status", nil, owner},
 		{"GET", "/targets/TGT", nil, owner},
 		{"PATCH", "/targets/TGT", func(*world) any { return map[string]any{"name": "renamed"} }, owner},
 		{"DELETE", "/targets/TGT", nil, owner},
@@ -222,7 +236,7 @@ func TestManageAuthorization(t *testing.T) {
 			t.Run(c.method+" "+c.path+" as "+who.name, func(t *testing.T) {
 				w := newWorld(t)
 				path := strings.NewReplacer("A2", fmt.Sprint(w.userA2.ID), "INV", fmt.Sprint(w.invite), "K2", fmt.Sprint(w.keyA2),
-					"BOT", fmt.Sprint(w.bot.ID), "TGT", fmt.Sprint(w.target.ID), "QUEUED", w.queued, "UNCERTAIN", w.uncertain,
+					"BOT", fmt.Sprint(w.bot.ID), "CODE", fmt.Sprint(w.code), "TGT", fmt.Sprint(w.target.ID), "QUEUED", w.queued, "UNCERTAIN", w.uncertain,
 					"account=A", fmt.Sprint("account=", w.acctA.ID), "/accounts/A", fmt.Sprint("/accounts/", w.acctA.ID)).Replace(c.path)
 				var body any
 				if c.body != nil {

@@ -3,6 +3,7 @@ package transport
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/heraldpush/herald/push"
 	"github.com/uptrace/bunrouter"
@@ -314,6 +315,7 @@ func (s *Server) botSection() section {
 			Answers:     []Answer{okAnswer(200, "Unbound, with the number of queued jobs canceled.", "CanceledResponse", nil)}, Errors: []int{400, 404},
 		}, Handler: s.unbindTarget},
 	}
+	routes = append(routes, s.bindCodeRoutes()...)
 	config := Schema{"type": "object", "description": "The platform's config: credentials and options, as GET /api/manage/v1/platforms and the setup guides describe. Never shown again."}
 	return section{
 		tags:   []openAPITag{{"bots", "Bots, their credentials, and the targets bound to them."}},
@@ -345,6 +347,125 @@ func (s *Server) botSection() section {
 				opt("name", str("A name to tell it apart (default: the address)."))),
 			"TargetUpdateRequest": object("", false,
 				req("name", str("The new name."))),
+			"BindCodeRequest": object("", false,
+				opt("type", str("The chats it binds: user or group (default either).").with("enum", []string{"", "user", "group"})),
+				opt("expiresAt", timeField("When it expires (default: in a day; at most 30 days)")),
+				opt("uses", integer("Chats it can bind (default 1).").with("minimum", 0, "maximum", 1000))),
+			"NewBindCode": object("A new bind code.", true,
+				req("bindCode", ref("BindCode")),
+				req("code", str("The code: shown once.")),
+				req("command", str("What to send to the bot: bind <code>.")),
+				req("link", str("A link that sends the code for the person (Telegram's deep link); empty where the platform has none.")),
+				req("qrUrl", str("A QR code that binds on scan (a WeChat service account's); empty where the platform has none."))),
+			"NewBindCodeResponse": manageEnvelope("The bind code.", "NewBindCode"),
 		},
+	}
+}
+
+type bindCodeRequest struct {
+	Type      string     `json:"type"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	Uses      int        `json:"uses"`
+}
+
+// createdBindCodeView answers a new bind code: the code (shown once) and
+// what a person does with it.
+type createdBindCodeView struct {
+	BindCode bindCodeView `json:"bindCode"`
+	Code     string       `json:"code"`
+	Command  string       `json:"command"`
+	Link     string       `json:"link"`
+	QRURL    string       `json:"qrUrl"`
+}
+
+func (s *Server) createBindCode(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathID(req, "bot")
+	if err != nil {
+		return err
+	}
+	var body bindCodeRequest
+	if err := s.decodeStrict(w, req, &body); err != nil {
+		return err
+	}
+	ttl, err := ttlUntil(body.ExpiresAt, time.Now(), "bind code")
+	if err != nil {
+		return err
+	}
+	c, err := s.eng.BindCodes().Create(req.Context(), principal(req), push.BindCodeCreate{BotID: id, Type: push.TargetType(body.Type), TTL: ttl, Uses: body.Uses})
+	if err != nil {
+		return err
+	}
+	writeOK(w, http.StatusCreated, "give the code to the person: it is shown once", createdBindCodeView{BindCode: newBindCodeView(c.BindCode),
+		Code: c.Code, Command: c.Command, Link: c.Link.URL, QRURL: c.Link.QRURL})
+	return nil
+}
+
+func (s *Server) listBindCodes(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathID(req, "bot")
+	if err != nil {
+		return err
+	}
+	limit, cursor, err := listParams(req)
+	if err != nil {
+		return err
+	}
+	page, err := s.eng.BindCodes().List(req.Context(), principal(req), push.BindCodeFilter{BotID: id, Limit: limit, Cursor: cursor})
+	if err != nil {
+		return err
+	}
+	writeOK(w, http.StatusOK, "", pageView(page, newBindCodeView))
+	return nil
+}
+
+func (s *Server) revokeBindCode(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathID(req, "bind code")
+	if err != nil {
+		return err
+	}
+	c, err := s.eng.BindCodes().Revoke(req.Context(), principal(req), id)
+	if err != nil {
+		return err
+	}
+	writeOK(w, http.StatusOK, "the bind code was revoked", newBindCodeView(c))
+	return nil
+}
+
+func (s *Server) botStatus(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathID(req, "bot")
+	if err != nil {
+		return err
+	}
+	st, err := s.eng.Events().Status(req.Context(), principal(req), id)
+	if err != nil {
+		return err
+	}
+	writeOK(w, http.StatusOK, "", newReceiverView(st))
+	return nil
+}
+
+// bindCodeRoutes are the bind codes of a bot and its receiver's status.
+func (s *Server) bindCodeRoutes() []Route {
+	return []Route{
+		{Method: http.MethodPost, Path: managePrefix + "/bots/:id/bindcodes", Summary: "Make a bind code", Auth: true, Browser: true, Doc: Doc{
+			ID: "createBindCode", Tag: "bots", Params: []Param{idParam("bot")}, Body: "BindCodeRequest",
+			Description: "Makes a one-time code that binds a chat as a target of the bot: a person sends \"bind <code>\" to the bot (in a group, mentioning it), " +
+				"or follows the platform's link (Telegram's t.me deep link; a WeChat QR code where the account may make one). " +
+				"The private chat becomes a user target, a group a group target; the bot answers in the chat. The bot must hear its users (its config's receive setting).",
+			BodyExample: map[string]any{"type": "user"},
+			Answers:     []Answer{okAnswer(201, "The code (shown once) and how to use it.", "NewBindCodeResponse", nil)}, Errors: []int{400, 404, 413},
+		}, Handler: s.createBindCode},
+		{Method: http.MethodGet, Path: managePrefix + "/bots/:id/bindcodes", Summary: "List a bot's bind codes", Auth: true, Browser: true, Doc: Doc{
+			ID: "listBindCodes", Tag: "bots", Params: append([]Param{idParam("bot")}, pageParams()...), Description: "The bot's bind codes, newest first.",
+			Answers: []Answer{okAnswer(200, "A page of bind codes.", "BindCodeListResponse", nil)}, Errors: []int{400, 404},
+		}, Handler: s.listBindCodes},
+		{Method: http.MethodDelete, Path: managePrefix + "/bindcodes/:id", Summary: "Revoke a bind code", Auth: true, Browser: true, Doc: Doc{
+			ID: "revokeBindCode", Tag: "bots", Params: []Param{idParam("bind code")}, Description: "Revokes a bind code: it binds nothing more.",
+			Answers: []Answer{okAnswer(200, "The revoked code.", "BindCodeResponse", nil)}, Errors: []int{400, 404},
+		}, Handler: s.revokeBindCode},
+		{Method: http.MethodGet, Path: managePrefix + "/bots/:id/status", Summary: "How a bot hears its users", Auth: true, Browser: true, Doc: Doc{
+			ID: "botStatus", Tag: "bots", Params: []Param{idParam("bot")},
+			Description: "The bot's receiver (mode, running, failures, last event), and its targets: how many, how many are gone, how many a send can reach now.",
+			Answers:     []Answer{okAnswer(200, "The status.", "ReceiverStatusResponse", nil)}, Errors: []int{400, 404},
+		}, Handler: s.botStatus},
 	}
 }

@@ -112,16 +112,69 @@ func newBotView(b push.Bot) botView {
 }
 
 type targetView struct {
-	ID        int64     `json:"id"`
-	BotID     int64     `json:"botId"`
-	Type      string    `json:"type"`
-	Address   string    `json:"address"`
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID           int64      `json:"id"`
+	BotID        int64      `json:"botId"`
+	Type         string     `json:"type"`
+	Address      string     `json:"address"`
+	Name         string     `json:"name"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	Presence     string     `json:"presence"`
+	PresenceAt   *time.Time `json:"presenceAt"`
+	PresenceNote string     `json:"presenceNote"`
 }
 
 func newTargetView(t push.Target) targetView {
-	return targetView{ID: t.ID, BotID: t.BotID, Type: string(t.Type), Address: t.Address, Name: t.Name, CreatedAt: t.CreatedAt.UTC()}
+	p := t.Presence
+	if p == "" {
+		p = push.PresenceActive
+	}
+	return targetView{ID: t.ID, BotID: t.BotID, Type: string(t.Type), Address: t.Address, Name: t.Name, CreatedAt: t.CreatedAt.UTC(),
+		Presence: string(p), PresenceAt: optTime(t.PresenceAt), PresenceNote: t.PresenceNote}
+}
+
+type bindCodeView struct {
+	ID        int64      `json:"id"`
+	BotID     int64      `json:"botId"`
+	Hint      string     `json:"hint"`
+	Type      string     `json:"type"`
+	UsesLeft  int        `json:"usesLeft"`
+	CreatedBy string     `json:"createdBy"`
+	CreatedAt time.Time  `json:"createdAt"`
+	ExpiresAt time.Time  `json:"expiresAt"`
+	RevokedAt *time.Time `json:"revokedAt"`
+	LastBound *int64     `json:"lastTargetId"`
+}
+
+func newBindCodeView(c push.BindCode) bindCodeView {
+	v := bindCodeView{ID: c.ID, BotID: c.BotID, Hint: c.Hint, Type: string(c.Type), UsesLeft: c.UsesLeft, CreatedBy: c.CreatedBy,
+		CreatedAt: c.CreatedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC(), RevokedAt: optTime(c.RevokedAt)}
+	if c.LastTargetID != 0 {
+		id := c.LastTargetID
+		v.LastBound = &id
+	}
+	return v
+}
+
+type receiverView struct {
+	Mode        string     `json:"mode"`
+	Running     bool       `json:"running"`
+	Failures    int        `json:"failures"`
+	Error       string     `json:"error"`
+	FailedAt    *time.Time `json:"failedAt"`
+	LastEventAt *time.Time `json:"lastEventAt"`
+	WebhookPath string     `json:"webhookPath"`
+	Targets     int        `json:"targets"`
+	Gone        int        `json:"gone"`
+	Reachable   int        `json:"reachable"`
+}
+
+func newReceiverView(s push.ReceiverStatus) receiverView {
+	mode := string(s.Mode)
+	if mode == "" {
+		mode = "none"
+	}
+	return receiverView{Mode: mode, Running: s.Running, Failures: s.Failures, Error: s.Error, FailedAt: optTime(s.FailedAt),
+		LastEventAt: optTime(s.LastEventAt), WebhookPath: s.WebhookPath, Targets: s.Targets, Gone: s.Gone, Reachable: s.Reachable}
 }
 
 // managedJobView is a job as the management API shows it: the job query's

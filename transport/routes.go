@@ -106,6 +106,7 @@ func (s *Server) sections() []section {
 		s.botSection(),
 		s.manageJobSection(p),
 		s.accountSection(),
+		s.hookSection(),
 		s.operationSection(),
 		{schemas: errorSchemas()},
 		{schemas: objectSchemas()},

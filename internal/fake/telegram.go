@@ -42,6 +42,7 @@ type Telegram struct {
 	chatSends   map[string][]time.Time
 	botSends    map[string][]time.Time
 	throttled   int
+	bots        map[string]*tgBotState // updates and webhooks, by token
 }
 
 // TelegramRequest is one send request as the fake saw it, and what it did
@@ -302,7 +303,18 @@ func (f *Telegram) handle(w http.ResponseWriter, r *http.Request) {
 	case "sendPhoto":
 		f.sendPhoto(w, token, params, files)
 	case "getMe":
-		tgWrite(w, http.StatusOK, tgAnswer{OK: true, Result: map[string]any{"id": f.tokens[token], "is_bot": true, "first_name": "Herald test bot"}})
+		f.mu.Lock()
+		id := f.tokens[token]
+		f.mu.Unlock()
+		tgWrite(w, http.StatusOK, tgAnswer{OK: true, Result: map[string]any{"id": id, "is_bot": true, "first_name": "Herald test bot",
+			"username": TelegramUsername(id)}})
+	case "getUpdates":
+		f.getUpdates(w, r, token, params)
+	case "setWebhook":
+		f.setWebhook(w, token, params)
+	case "deleteWebhook":
+		params["url"] = ""
+		f.setWebhook(w, token, params)
 	default:
 		tgError(w, http.StatusNotFound, "Not Found")
 	}
@@ -533,4 +545,15 @@ func utf16Units(s string) int {
 		}
 	}
 	return n
+}
+
+// TelegramUsername is the username of the fake's bot with the id (the
+// part of a token before the colon).
+func TelegramUsername(id int64) string { return "herald_test_" + strconv.FormatInt(id, 10) + "_bot" }
+
+// BotID returns the id of a bot token (the part before the colon).
+func (f *Telegram) BotID(token string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tokens[token]
 }

@@ -57,6 +57,8 @@ type Config struct {
 	// default costs); Sessions configure sign-in and sign-up.
 	Passwords push.PasswordHasher
 	Sessions  push.Sessions
+	// Receivers configure the bots' receivers of inbound events.
+	Receivers push.Receivers
 	// ReconcileInterval is how often a node with Redis re-enqueues the
 	// queued jobs the queue lost (default 30 s); without Redis it is off.
 	ReconcileInterval time.Duration
@@ -137,6 +139,7 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 		RetryBackoff:      c.RetryBackoff,
 		Passwords:         c.Passwords,
 		Sessions:          c.Sessions,
+		Receivers:         c.Receivers,
 	}
 	if po.Passwords == nil {
 		po.Passwords = password.New()

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -217,8 +218,19 @@ func New(tb testing.TB, opts ...Option) *Herald {
 		nc.Redis, nc.RedisNamespace, nc.QueueForwardInterval = opt, ns, 50*time.Millisecond
 	}
 	nc.Sealer = sealerFor(nc.DB)
+	// The server's address is known before the node opens: it is the
+	// public URL that webhooks are registered at.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("testkit: listen: %v", err)
+	}
+	nc.Receivers = push.Receivers{Lease: 600 * time.Millisecond, MaxBackoff: time.Second, PublicURL: "http://" + ln.Addr().String()}
+	if nc.HTTP.PublicURL == "" {
+		nc.HTTP.PublicURL = nc.Receivers.PublicURL
+	}
 	n, err := node.Open(context.Background(), nc)
 	if err != nil {
+		ln.Close()
 		tb.Fatalf("testkit: open node: %v", err)
 	}
 	h.node, h.Engine, h.Store, h.Metrics, h.API = n, n.Engine, n.Store, n.Metrics, n.API
@@ -226,7 +238,10 @@ func New(tb testing.TB, opts ...Option) *Herald {
 	if n.RedisQueue != nil {
 		h.Queue = redisQueue{n.RedisQueue, tb}
 	}
-	h.server = httptest.NewServer(h.API)
+	h.server = httptest.NewUnstartedServer(h.API)
+	h.server.Listener.Close()
+	h.server.Listener = ln
+	h.server.Start()
 	h.Root = h.server.URL
 	h.URL = h.server.URL + transport.BasePath
 	tb.Cleanup(h.Stop)

@@ -34,10 +34,12 @@ const (
 )
 
 // Config is a Telegram bot's configuration: {"token": "<bot token>",
-// "api_base": "<optional Bot API server URL>"}.
+// "api_base": "<optional Bot API server URL>", "receive": "poll" |
+// "webhook" (optional: how the bot hears its users; none by default)}.
 type Config struct {
 	Token   string `json:"token"`
 	APIBase string `json:"api_base,omitempty"`
+	Receive string `json:"receive,omitempty"`
 }
 
 // Options configure the provider.
@@ -55,6 +57,7 @@ type Provider struct {
 	tokenRe *regexp.Regexp // digits, a colon, a secret of 30+ URL-safe characters
 	userRe  *regexp.Regexp // a public @username
 	configs botconfig.Cache[Config]
+	names   usernames
 }
 
 var (
@@ -81,7 +84,7 @@ func (p *Provider) Info() push.PlatformInfo {
 	return push.PlatformInfo{Targets: true, TargetTypes: []push.TargetType{push.TargetUser, push.TargetGroup}}
 }
 
-const configShape = `{"token": "<bot token>", "api_base": "<optional Bot API URL>"}`
+const configShape = `{"token": "<bot token>", "api_base": "<optional Bot API URL>", "receive": "<optional: poll or webhook>"}`
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -93,6 +96,9 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	}
 	if !p.tokenRe.MatchString(c.Token) {
 		return c, botconfig.Malformed("telegram", "token", "a bot token looks like 123456789:AA… (digits, a colon, then at least 30 letters, digits, '_' or '-')")
+	}
+	if c.Receive != "" && c.Receive != receivePoll && c.Receive != receiveWebhook {
+		return c, botconfig.Malformed("telegram", "receive", `how the bot hears its users: "poll" (getUpdates, no public address needed) or "webhook"`)
 	}
 	return c, botconfig.BaseURL("telegram", "api_base", c.APIBase)
 }

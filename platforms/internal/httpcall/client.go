@@ -60,6 +60,9 @@ func New(opts Options) *Client {
 	return &Client{hc: &http.Client{Transport: opts.Transport, Timeout: opts.Timeout}}
 }
 
+// Timeout returns the time cap of one call.
+func (c *Client) Timeout() time.Duration { return c.hc.Timeout }
+
 // Response is a platform's answer, read whole.
 type Response struct {
 	Status int
