@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,6 +64,8 @@ type Server struct {
 	publicURL   string
 	crossOrigin *http.CrossOriginProtection
 
+	allow map[string][]string // route pattern → its methods, for the Allow header of a 405
+
 	openAPIJSON []byte                // GET /api/openapi.json
 	docsHTML    []byte                // GET /api/docs
 	badPath     bunrouter.HandlerFunc // the logged refusal of a path with a control character
@@ -89,10 +92,14 @@ func New(eng *push.Engine, opts Options) *Server {
 				Message: "no such endpoint: " + req.Method + " " + req.URL.Path + ": see the API documentation"}
 		}),
 		bunrouter.WithMethodNotAllowedHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
+			if allow := s.allow[req.Route()]; len(allow) > 0 {
+				w.Header().Set("Allow", strings.Join(allow, ", "))
+			}
 			return errMethodNotAllowed(req.Method, req.URL.Path)
 		}),
 	)
 	routes := s.routes()
+	s.allow = allowedMethods(routes)
 	s.router.WithGroup(apiPrefix, func(g *bunrouter.Group) {
 		g = g.Use(s.authenticate)
 		for _, rt := range routes {
@@ -115,6 +122,11 @@ func New(eng *push.Engine, opts Options) *Server {
 			s.router.Handle(rt.Method, rt.Path, s.crossOriginOnly(rt.Handler))
 		case !rt.Auth:
 			s.router.Handle(rt.Method, rt.Path, rt.Handler)
+			if rt.Method == http.MethodGet {
+				// Probes and scrapers may ask with HEAD: the same answer
+				// without its body (net/http drops it).
+				s.router.Handle(http.MethodHead, rt.Path, rt.Handler)
+			}
 		}
 	}
 	s.badPath = s.logRequests(s.handleErrors(func(http.ResponseWriter, bunrouter.Request) error {
@@ -161,4 +173,20 @@ func hasControlChar(s string) bool {
 		}
 	}
 	return false
+}
+
+// allowedMethods maps each route pattern to the methods it answers, HEAD
+// included where an unauthenticated GET is (see New).
+func allowedMethods(routes []Route) map[string][]string {
+	allow := make(map[string][]string)
+	for _, rt := range routes {
+		allow[rt.Path] = append(allow[rt.Path], rt.Method)
+		if !rt.Auth && rt.Method == http.MethodGet {
+			allow[rt.Path] = append(allow[rt.Path], http.MethodHead)
+		}
+	}
+	for _, m := range allow {
+		slices.Sort(m)
+	}
+	return allow
 }

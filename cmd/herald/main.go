@@ -13,13 +13,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/heraldpush/herald/internal/buildinfo"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version may be set at build time with -ldflags "-X main.version=…";
+// without it the module version and VCS stamp of the build are used (see
+// internal/buildinfo).
 var version = "dev"
 
 func main() {
@@ -67,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "bench":
 		err = benchCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "herald", version)
+		fmt.Fprintln(stdout, buildinfo.Read(version))
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
