@@ -1,6 +1,6 @@
 module example.com/outside
 
-go 1.26.8
+go 1.26.0
 
 require github.com/heraldpush/herald v0.0.0
 
