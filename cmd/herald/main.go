@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "migrate":
 		err = migrateCmd(ctx, args[1:], stdout, stderr)
 	case "admin":
-		return admin(ctx, args[1:], stdout, stderr)
+		return admin(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "demo":
 		err = demo(ctx, args[1:], stdout, stderr)
 	case "bench":

@@ -14,11 +14,14 @@ import (
 )
 
 // nodeParts are the optional parts of a node beside its engine: the
-// HTTP front (serve, demo) and the metrics (serve).
+// HTTP front (serve, demo) and the metrics (serve), and where people and
+// platforms reach the node (serve's --public-url), which the bots'
+// receivers register their webhooks at.
 type nodeParts struct {
-	http     *transport.Options
-	metrics  *metrics.Options
-	sessions push.Sessions
+	http      *transport.Options
+	metrics   *metrics.Options
+	sessions  push.Sessions
+	publicURL string
 }
 
 // openNode opens the store and builds (but does not start) the node the
@@ -53,6 +56,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		Metrics:           parts.metrics,
 		HTTP:              parts.http,
 		Sessions:          parts.sessions,
+		Receivers:         push.Receivers{PublicURL: parts.publicURL},
 	}
 	if ef.redis != "" {
 		if c.Redis, err = ef.redisOptions(); err != nil {

@@ -56,10 +56,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	public := strings.TrimRight(*publicURL, "/")
 	n, closeNode, log, err := nf.open(ctx, stdout, stderr, nodeParts{
-		http:     &transport.Options{Version: version, PublicURL: strings.TrimRight(*publicURL, "/")},
-		metrics:  &metrics.Options{},
-		sessions: push.Sessions{Idle: *sessionIdle, Max: *sessionMax, SignUp: push.SignUpMode(*signup)},
+		http:      &transport.Options{Version: version, PublicURL: public},
+		metrics:   &metrics.Options{},
+		sessions:  push.Sessions{Idle: *sessionIdle, Max: *sessionMax, SignUp: push.SignUpMode(*signup)},
+		publicURL: public,
 	})
 	if err != nil {
 		return err
