@@ -25,7 +25,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate chain: serve HTTPS (with --tls-key); without it, serve HTTP behind a TLS-terminating proxy")
 	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
-	publicURL := fs.String("public-url", "", "where people and platforms reach this server, e.g. https://herald.example.com (an https URL makes the session cookie Secure behind a TLS-terminating proxy)")
+	publicURL := fs.String("public-url", "", "where people and platforms reach this server, e.g. https://herald.example.com: the links it gives and the webhooks it registers with platforms (Telegram) are under it (an https URL makes the session cookie Secure behind a TLS-terminating proxy)")
 	signup := fs.String("signup", string(push.SignUpClosed), "who may make an account by signing up: closed (operators make accounts and users), invite (with a one-time code) or open")
 	sessionIdle := fs.Duration("session-idle", 24*time.Hour, "a signed-in session unused this long ends")
 	sessionMax := fs.Duration("session-max", 30*24*time.Hour, "a signed-in session ends this long after the sign-in, however used")
