@@ -188,7 +188,9 @@ func (c *targetInvites) run(ctx context.Context, n *node.Node) (any, error) {
 
 type targetInviteRevoke struct{ id int64 }
 
-func (c *targetInviteRevoke) flags(fs *flag.FlagSet) { fs.Int64Var(&c.id, "id", 0, "bind code id (from target invites)") }
+func (c *targetInviteRevoke) flags(fs *flag.FlagSet) {
+	fs.Int64Var(&c.id, "id", 0, "bind code id (from target invites)")
+}
 
 func (c *targetInviteRevoke) check() error { return need("id", c.id > 0) }
 
