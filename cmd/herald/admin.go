@@ -230,6 +230,8 @@ func reasonFlags(reason string) []string {
 		return []string{"note"}
 	case "unknown_platform":
 		return []string{"platform"}
+	case "invalid_config", "credentials_refused":
+		return []string{"config"}
 	case "bot_not_listening":
 		return []string{"bot"}
 	}
