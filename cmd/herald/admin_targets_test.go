@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -213,4 +214,25 @@ func TestAdminJobList(t *testing.T) {
 			t.Fatalf("pages (-whole +pages):\n%s", diff)
 		}
 	})
+}
+
+// TestWorkerPublicURLReachesReceivers: a herald worker of a scale-out
+// installation runs the bots' receivers too, so it takes --public-url and
+// registers webhooks under it (without one it could hold a webhook bot's
+// receiver and never set its webhook).
+func TestWorkerPublicURLReachesReceivers(t *testing.T) {
+	pg := testkit.PostgresURL(t)
+	c := newScaleOut(t, pg, pg, testkit.RedisURL(t))
+	token := c.tg.NewBot()
+	b := testkit.MustAdmin(t, heraldBin, c.env, "bot", "create", "--account", c.account, "--platform", "telegram", "--name", "hooks",
+		"--config", `{"token":"`+token+`","api_base":"`+c.tg.URL()+`","receive":"webhook"}`)
+	const public = "https://herald.example.com"
+	c.worker(t, "--workers", "1", "--public-url", public)
+	want := fmt.Sprint(public, "/api/hooks/", b["id"])
+	waitFor(t, "the webhook set by the worker", func() bool { return c.tg.Webhook(token) == want })
+
+	out, err := exec.Command(heraldBin, "worker", "--db", pg, "--redis", testkit.RedisURL(t), "--public-url", "herald.example.com").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--public-url") {
+		t.Fatalf("worker with a relative --public-url: %v: %s", err, out)
+	}
 }
