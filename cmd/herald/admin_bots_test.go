@@ -70,7 +70,7 @@ func (s *adminServe) tokenOf(t *testing.T, text string) string {
 // next sends use; a malformed config is refused and the sends go on with
 // the current token; the bot is renamed; no output shows a token.
 func TestAdminBotUpdate(t *testing.T) {
-	s := startAdminServe(t, nil)
+	s := startAdminServe(t, nil, "--pacing=false")
 	if status, _ := s.send(t, 1, "first"); status != http.StatusOK || s.tokenOf(t, "first") != s.token {
 		t.Fatalf("first send: %d", status)
 	}
