@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/heraldpush/herald/metrics"
@@ -25,7 +24,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate chain: serve HTTPS (with --tls-key); without it, serve HTTP behind a TLS-terminating proxy")
 	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
-	publicURL := fs.String("public-url", "", "where people and platforms reach this server, e.g. https://herald.example.com (an https URL makes the session cookie Secure behind a TLS-terminating proxy)")
 	signup := fs.String("signup", string(push.SignUpClosed), "who may make an account by signing up: closed (operators make accounts and users), invite (with a one-time code) or open")
 	sessionIdle := fs.Duration("session-idle", 24*time.Hour, "a signed-in session unused this long ends")
 	sessionMax := fs.Duration("session-max", 30*24*time.Hour, "a signed-in session ends this long after the sign-in, however used")
@@ -43,8 +41,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--signup %q: use closed, invite or open", *signup)
 	case *sessionIdle < time.Minute || *sessionMax < *sessionIdle:
 		return errors.New("--session-idle must be at least 1m, and --session-max at least --session-idle")
-	case *publicURL != "" && !strings.HasPrefix(*publicURL, "https://") && !strings.HasPrefix(*publicURL, "http://"):
-		return fmt.Errorf("--public-url %q: give an absolute http or https URL, such as https://herald.example.com", *publicURL)
+	}
+	public, err := nf.public()
+	if err != nil {
+		return err
 	}
 	// The certificate is read before the node opens: a bad one stops serve
 	// before the engine starts.
@@ -57,7 +57,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	n, closeNode, log, err := nf.open(ctx, stdout, stderr, nodeParts{
-		http:     &transport.Options{Version: version, PublicURL: strings.TrimRight(*publicURL, "/")},
+		http:     &transport.Options{Version: version, PublicURL: public},
 		metrics:  &metrics.Options{},
 		sessions: push.Sessions{Idle: *sessionIdle, Max: *sessionMax, SignUp: push.SignUpMode(*signup)},
 	})
