@@ -65,6 +65,7 @@ type feishuPending struct {
 	id      string
 	payload []byte
 	conn    *feishuConn // the connection it is in flight on
+	sentAt  time.Time
 }
 
 func (f *Feishu) sub(appID string) *feishuSub {

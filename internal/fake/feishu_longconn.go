@@ -213,16 +213,22 @@ func (f *Feishu) ack(s *feishuSub, c *feishuConn, fr feishuFrame) {
 	}
 }
 
+// feishuAckWait is how long the fake waits for an event's
+// acknowledgement before pushing it again (Feishu: 3 s).
+const feishuAckWait = 3 * time.Second
+
 // pushEvents pushes the app's pending events to a connection until it
-// ends (or drops it when told to).
+// ends (or drops it when told to): those in flight on no connection, and
+// those whose acknowledgement did not come in time.
 func (f *Feishu) pushEvents(ctx context.Context, c *feishuConn, s *feishuSub) {
 	sent := 0
 	for {
 		f.mu.Lock()
 		var next *feishuPending
+		now := time.Now()
 		if s.webhook == "" {
 			for _, p := range s.pending {
-				if p.conn == nil {
+				if p.conn == nil || now.Sub(p.sentAt) > feishuAckWait {
 					next = p
 					break
 				}
@@ -231,17 +237,21 @@ func (f *Feishu) pushEvents(ctx context.Context, c *feishuConn, s *feishuSub) {
 		parts := max(s.split, 1)
 		wake := s.wake
 		if next != nil {
-			next.conn = c
+			next.conn, next.sentAt = c, now
 			s.deliveries[next.id]++
 		}
 		f.mu.Unlock()
 		if next == nil {
+			t := time.NewTimer(feishuAckWait / 4)
 			select {
 			case <-ctx.Done():
+				t.Stop()
 				return
 			case <-wake:
-				continue
+			case <-t.C:
 			}
+			t.Stop()
+			continue
 		}
 		size := (len(next.payload) + parts - 1) / parts
 		for i := range parts {
