@@ -396,3 +396,39 @@ func TestLongConnectionRefused(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// TestLongConnectionFailover: the bot's long connection runs on one node
+// of two; when that node stops, the other opens it within a few leases,
+// and the events the first left unacknowledged, and the later ones, are
+// each handled once.
+func TestLongConnectionFailover(t *testing.T) {
+	db := t.TempDir() + "/failover.db"
+	a := newListener(t, "longconn", testkit.WithDB(db))
+	b := testkit.New(t, testkit.WithDB(db))
+	fs := a.fs
+	c := a.code(t, "", 100, 0)
+	for i := range 4 {
+		fs.Write(a.app, fake.FeishuChat{Type: "p2p", OpenID: userID(200 + i)}, "bind "+c.Code)
+	}
+	eventually(t, "the first bindings", func() bool { return len(a.targets(t)) == 4 })
+	a.h.Stop()
+	for i := 4; i < 8; i++ {
+		fs.Write(a.app, fake.FeishuChat{Type: "p2p", OpenID: userID(200 + i)}, "bind "+c.Code)
+	}
+	eventually(t, "the other node's bindings", func() bool {
+		p, _ := b.Engine.Targets().List(ctx, push.System(), push.TargetFilter{BotID: a.bot.ID})
+		return len(p.Items) == 8
+	})
+	if st := fs.LongConn(a.app); st.Connections < 2 || st.Live != 1 {
+		t.Fatalf("long connections %+v: want one reopened by the other node", st)
+	}
+	codes, _ := b.Engine.BindCodes().List(ctx, push.System(), push.BindCodeFilter{BotID: a.bot.ID})
+	if codes.Items[0].UsesLeft != 92 {
+		t.Fatalf("%d uses left after 8 chats bound, want 92", codes.Items[0].UsesLeft)
+	}
+	for i := range 8 {
+		if n := len(a.replies(userID(200 + i))); n != 1 {
+			t.Errorf("user %d got %d replies, want 1", i, n)
+		}
+	}
+}
