@@ -24,6 +24,9 @@ type nodeParts struct {
 	metrics   *metrics.Options
 	sessions  push.Sessions
 	publicURL string
+	// createDB lets the command create a SQLite database that is not
+	// there (serve, demo, bench); without it a missing file is refused.
+	createDB bool
 }
 
 // openNode opens the store and builds (but does not start) the node the
@@ -32,6 +35,9 @@ type nodeParts struct {
 // and rate limit in Redis, as one node of many.
 func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logger, parts nodeParts) (*node.Node, error) {
 	if err := ef.validate(); err != nil {
+		return nil, err
+	}
+	if err := prepareSQLite(ef.db, parts.createDB, log); err != nil {
 		return nil, err
 	}
 	popts, err := ef.platformOptions()

@@ -103,8 +103,8 @@ func TestReleaseBinary(t *testing.T) {
 		}
 	})
 	t.Run("plain go build", func(t *testing.T) {
-		// heraldBin is built by TestMain with a plain go build, no
-		// linker flags.
+		// heraldBin is built by TestMain with go build and no linker
+		// flags (-buildvcs=auto, which GOFLAGS may have turned off).
 		got, err := exec.Command(heraldBin, "version").Output()
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/heraldpush/herald/internal/buildinfo"
 	"io"
 	"log/slog"
 	"net"
@@ -56,10 +57,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	// One server per SQLite database: a second would take the first
+	// one's running jobs for abandoned ones.
+	unlock, err := lockSQLite(nf.db)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	build := buildinfo.Read(version)
 	n, closeNode, log, err := nf.open(ctx, stdout, stderr, nodeParts{
-		http:     &transport.Options{Version: version, PublicURL: public},
-		metrics:  &metrics.Options{},
+		http:     &transport.Options{Version: build.Version, PublicURL: public},
+		metrics:  &metrics.Options{Build: metrics.Build{Version: build.Version, Revision: build.Revision, GoVersion: build.GoVersion}},
 		sessions: push.Sessions{Idle: *sessionIdle, Max: *sessionMax, SignUp: push.SignUpMode(*signup)},
+		createDB: true,
 	})
 	if err != nil {
 		return err
@@ -115,6 +125,9 @@ func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if err := checkDB(*db); err != nil {
+		return err
+	}
+	if err := prepareSQLite(*db, true, slog.New(slog.NewTextHandler(stderr, nil))); err != nil {
 		return err
 	}
 	store, err := storage.Open(ctx, *db)
