@@ -52,10 +52,11 @@ type wxApp struct {
 	secret     string
 	stable     string
 	classic    string
-	ghID       string    // the account's original id: ToUserName of its messages
-	server     *wxServer // its server configuration (nil: none)
-	unverified bool      // may not create QR codes
-	lastCreate int64     // the CreateTime of its last callback
+	ghID       string     // the account's original id: ToUserName of its messages
+	server     *wxServer  // its server configuration (nil: none)
+	unverified bool       // may not create QR codes
+	lastCreate int64      // the CreateTime of its last callback
+	last       *wxInbound // its last callback, for Redeliver
 }
 
 type wxFollower struct {

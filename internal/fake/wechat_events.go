@@ -145,6 +145,19 @@ func (f *WeChat) Scan(appID, openid, ticket string) WxPush {
 	return f.deliverTo(appID, m, WxTamper{})
 }
 
+// Redeliver pushes the account's last callback again, as WeChat does
+// when it saw no answer within 5 s: the same message, id and time.
+func (f *WeChat) Redeliver(appID string) WxPush {
+	f.mu.Lock()
+	app := f.apps[appID]
+	srv, last := app.server, app.last
+	f.mu.Unlock()
+	if srv == nil || last == nil {
+		return WxPush{Err: errors.New("nothing to deliver again")}
+	}
+	return srv.deliver(*last, WxTamper{})
+}
+
 // Pushes returns the callbacks made so far.
 func (f *WeChat) Pushes() []WeChatPush { return snapshot(&f.mu, &f.pushes) }
 
@@ -182,6 +195,8 @@ func (f *WeChat) deliverTo(appID string, m wxInbound, t WxTamper) WxPush {
 		now = app.lastCreate + 1
 	}
 	app.lastCreate, m.createTime = now, now
+	last := m
+	app.last = &last
 	f.mu.Unlock()
 	if srv == nil {
 		return WxPush{Err: errors.New("the account has no server configuration")}

@@ -107,6 +107,15 @@ func TestBindByCode(t *testing.T) {
 				t.Fatalf("bound %+v", got)
 			}
 			replied(t, r, fmt.Sprintf("target %d of %s", got.ID, l.bot.Name))
+			// WeChat delivers the message again (it saw no answer in time):
+			// handled once, so no second reply.
+			if r := l.f.Redeliver(l.appID); r.Status != http.StatusOK || r.Reply != "" || r.Problem != "" {
+				t.Fatalf("the message delivered again: %+v", r)
+			}
+			st, err := l.H.Engine.Events().Status(ctx, push.System(), l.bot.ID)
+			if err != nil || st.Mode != push.ReceiveWebhook || !st.Running || st.WebhookPath != push.WebhookPath(l.bot.ID) || st.Targets != 1 {
+				t.Fatalf("receiver status %+v, %v", st, err)
+			}
 			if bc := l.bindCode(t, c.ID); bc.UsesLeft != 0 || bc.LastTargetID != got.ID {
 				t.Fatalf("code after use: %d uses left, last target %d; want 0, %d", bc.UsesLeft, bc.LastTargetID, got.ID)
 			}
