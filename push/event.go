@@ -153,9 +153,10 @@ type BindLink struct {
 }
 
 // BindLinker is implemented by platforms that make a link (or a QR code)
-// for a bind code.
+// for a bind code of the chats tt, which lasts ttl (a link that outlives
+// it binds nothing).
 type BindLinker interface {
-	BindLink(ctx context.Context, bot Bot, code string, tt TargetType) (BindLink, error)
+	BindLink(ctx context.Context, bot Bot, code string, tt TargetType, ttl time.Duration) (BindLink, error)
 }
 
 // ReplyRules is implemented by platforms that take messages to a target
