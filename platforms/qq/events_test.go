@@ -434,6 +434,7 @@ func TestGatewayResume(t *testing.T) {
 	if identifies != 1 || resumes < 1 {
 		t.Fatalf("%d identifies, %d resumes; want 1 and at least 1", identifies, resumes)
 	}
+	eventually(t, "eight replies", func() bool { return len(l.f.Messages()) == 8 })
 	for i := range 8 {
 		if n := len(l.replies(fmt.Sprint("RESUME", i))); n != 1 {
 			t.Errorf("user %d got %d replies, want 1", i, n)
@@ -527,6 +528,7 @@ func TestReceiverFailover(t *testing.T) {
 		p, _ := b.Engine.Targets().List(context.Background(), push.System(), push.TargetFilter{BotID: a.bot.ID})
 		return len(p.Items) == 10
 	})
+	eventually(t, "ten replies", func() bool { return len(f.Messages()) == 10 })
 	codes, _ := b.Engine.BindCodes().List(context.Background(), push.System(), push.BindCodeFilter{BotID: a.bot.ID})
 	if codes.Items[0].UsesLeft != 90 {
 		t.Fatalf("%d uses left after 10 chats bound, want 90", codes.Items[0].UsesLeft)
