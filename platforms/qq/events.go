@@ -195,10 +195,17 @@ func (p *Provider) handle(ctx context.Context, cfg Config, ev push.Event, sink p
 	if ev.Type == push.TargetGroup {
 		prefix = "/v2/groups/"
 	}
-	// A failed answer is left to the person, who may send the code again.
-	_, _ = p.post(ctx, cfg, prefix+url.PathEscape(ev.Address), body, scene{group: ev.Type == push.TargetGroup})
+	// The event is handled: its answer is sent even while the receiver
+	// stops. A failed answer is left to the person, who may send the code
+	// again.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replyTimeout)
+	defer cancel()
+	_, _ = p.post(rctx, cfg, prefix+url.PathEscape(ev.Address), body, scene{group: ev.Type == push.TargetGroup})
 	return nil
 }
+
+// replyTimeout caps the sending of an answer to an event.
+const replyTimeout = 10 * time.Second
 
 // setReply makes a message body a passive reply.
 func setReply(body map[string]any, r *push.ReplyTo) {

@@ -519,7 +519,7 @@ func TestReceiverFailover(t *testing.T) {
 	for i := range 5 {
 		f.WriteC2C(a.appID, fmt.Sprint("FAIL", i), "bind "+c.Code)
 	}
-	eventually(t, "the first five bindings", func() bool { return len(a.targets(t)) == 5 })
+	eventually(t, "the first five bindings", func() bool { return len(a.targets(t)) == 5 && len(f.Messages()) == 5 })
 	a.h.Stop()
 	for i := 5; i < 10; i++ {
 		f.WriteC2C(a.appID, fmt.Sprint("FAIL", i), "bind "+c.Code)
