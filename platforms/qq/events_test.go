@@ -257,6 +257,13 @@ func TestReplyWindows(t *testing.T) {
 		last := l.replies("USERW")
 		return last[len(last)-1].MsgID == hello
 	})
+	// Within the group's 5 minutes: the next reply to the group's message.
+	if r := l.push(t, group, "group now"); r.Status != http.StatusOK {
+		t.Fatalf("group push: %d %s", r.Status, r.Body)
+	}
+	if g := l.replies("GROUPW"); g[len(g)-1].MsgID != gmsg || g[len(g)-1].MsgSeq != 2 {
+		t.Fatalf("group push went as %+v, want msg_seq 2 of %s", g[len(g)-1], gmsg)
+	}
 	l.h.Clock.Advance(10 * time.Minute)
 	if r := l.push(t, user, "ten minutes later"); r.Status != http.StatusOK {
 		t.Fatalf("push 10 minutes later: %d %s", r.Status, r.Body)
@@ -273,7 +280,9 @@ func TestReplyWindows(t *testing.T) {
 	if r.Status != http.StatusBadRequest || e.Error != "no_reply_window" || !strings.Contains(e.Message, "5m0s") {
 		t.Fatalf("group push after 10 minutes: %d %s", r.Status, r.Body)
 	}
-	_ = gmsg
+	if l.h.Balance(t, l.acct.ID) != before {
+		t.Fatal("a group push refused for its window was charged")
+	}
 	if st := status(); st.Reachable != 1 {
 		t.Fatalf("status %+v, want 1 reachable", st)
 	}
@@ -289,7 +298,7 @@ func TestReplyWindows(t *testing.T) {
 		t.Fatalf("sixth reply: %d %s", r.Status, r.Body)
 	}
 	// After the window: refused with when the user last wrote, charged nothing.
-	hello2 := f.WriteC2C(l.appID, "USERW", "again")
+	f.WriteC2C(l.appID, "USERW", "again")
 	eventually(t, "the new message noted", func() bool { return status().Reachable == 1 })
 	l.h.Clock.Advance(65 * time.Minute)
 	before = l.h.Balance(t, l.acct.ID)
@@ -306,7 +315,6 @@ func TestReplyWindows(t *testing.T) {
 	if st := status(); st.Reachable != 0 {
 		t.Fatalf("status %+v, want none reachable", st)
 	}
-	_ = hello2
 }
 
 // TestGoneTargets: a user who deletes the bot (FRIEND_DEL) or turns its

@@ -256,7 +256,7 @@ func TestMarkdownFallback(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-					e.f.SetMarkdown(e.appID, tc.granted)
+			e.f.SetMarkdown(e.appID, tc.granted)
 			e.f.Fail(tc.faults...)
 			tg := e.target(t, push.TargetUser)
 			j := e.send(t, tg, markdown("# Deploy\n**api** is [live](https://example.com/d)"))
@@ -339,7 +339,7 @@ func TestErrorClasses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, testkit.WithLimits(tc.limits))
-					tg := e.target(t, push.TargetUser)
+			tg := e.target(t, push.TargetUser)
 			e.f.Fail(tc.faults...)
 			if tc.drop != "" {
 				e.f.DropNext(tc.drop, 1)
@@ -430,7 +430,7 @@ func TestTokenRefresh(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-					tg := e.target(t, push.TargetUser)
+			tg := e.target(t, push.TargetUser)
 			if j := e.send(t, tg, text("first")); j.State != push.StateSucceeded {
 				t.Fatalf("first send: %s %s", j.State, j.Error)
 			}
@@ -488,7 +488,7 @@ func TestWrongCredentials(t *testing.T) {
 func TestTimestampShapes(t *testing.T) {
 	for _, intTS := range []bool{false, true} {
 		e := newEnv(t)
-			e.f.SetIntTimestamps(intTS)
+		e.f.SetIntTimestamps(intTS)
 		if j := e.send(t, e.target(t, push.TargetUser), text("ts")); j.State != push.StateSucceeded || j.PlatformIndex == "" {
 			t.Fatalf("int timestamps %v: job %s %q", intTS, j.State, j.Error)
 		}
