@@ -505,3 +505,17 @@ func (f *QQ) websocket(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// EndSession ends the app's gateway session (as QQ does after a while):
+// the connection breaks, and a resume is answered with op 9 (invalid
+// session), so the bot must identify anew. Events before the end are
+// lost unless delivered.
+func (f *QQ) EndSession(appID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.appEvents(appID)
+	s.session = ""
+	if s.conn != nil {
+		_ = s.conn.CloseNow()
+	}
+}

@@ -550,3 +550,25 @@ func TestReceiverFailover(t *testing.T) {
 		t.Fatal("the second node identified anew instead of resuming the saved session")
 	}
 }
+
+// TestGatewaySessionRules: the receiver keeps its connection with
+// heartbeats on the gateway's interval (the fake closes a silent one);
+// when the gateway ended the session, the resume is refused (op 9) and
+// the receiver identifies anew, and events go on.
+func TestGatewaySessionRules(t *testing.T) {
+	f := fake.NewQQ(t)
+	f.SetHeartbeat(100 * time.Millisecond)
+	l := newListener(t, "gateway", f)
+	time.Sleep(time.Second) // ten intervals
+	if identifies, resumes := f.GatewaySessions(l.appID); identifies != 1 || resumes != 0 || !f.Connected(l.appID) {
+		t.Fatalf("%d identifies, %d resumes, connected %v: the receiver lost its connection without a drop", identifies, resumes, f.Connected(l.appID))
+	}
+	f.EndSession(l.appID)
+	eventually(t, "a new identify", func() bool {
+		identifies, resumes := f.GatewaySessions(l.appID)
+		return identifies == 2 && resumes == 0 && f.Connected(l.appID)
+	})
+	c := l.code(t, "", 1, 0)
+	f.WriteC2C(l.appID, "AFTER", "bind "+c.Code)
+	eventually(t, "the binding in the new session", func() bool { return len(l.targets(t)) == 1 })
+}
