@@ -572,3 +572,60 @@ func TestGatewaySessionRules(t *testing.T) {
 	f.WriteC2C(l.appID, "AFTER", "bind "+c.Code)
 	eventually(t, "the binding in the new session", func() bool { return len(l.targets(t)) == 1 })
 }
+
+// TestFakeReplyRules: the fake's message endpoint judges passive replies
+// as QQ does, so that the tests above can fail: a reply to an unknown
+// message, one repeating a msg_seq, a sixth one and one after the
+// window are refused with QQ's codes.
+func TestFakeReplyRules(t *testing.T) {
+	f := fake.NewQQ(t)
+	clock := &testkit.Clock{}
+	f.SetClock(clock.Now)
+	appID, secret := f.NewApp()
+	token := qqToken(t, f, appID, secret)
+	msg := f.WriteC2C(appID, "U1", "hi")
+	send := func(body map[string]any) int {
+		t.Helper()
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", f.URL()+"/v2/users/U1/messages", strings.NewReader(string(b)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "QQBot "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var ans struct {
+			Code int `json:"code"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&ans)
+		return ans.Code
+	}
+	reply := func(id string, seq int) map[string]any {
+		return map[string]any{"msg_type": 0, "content": "x", "msg_id": id, "msg_seq": seq}
+	}
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		want int
+	}{
+		{"no reply id: proactive, not permitted", map[string]any{"msg_type": 0, "content": "x"}, 40034102},
+		{"unknown msg_id", reply("ROBOT1.0_unknown", 1), 304026},
+		{"first reply", reply(msg, 1), 0},
+		{"msg_seq repeated", reply(msg, 1), 40054005},
+		{"second to fifth", reply(msg, 2), 0},
+		{"third", reply(msg, 3), 0},
+		{"fourth", reply(msg, 4), 0},
+		{"fifth", reply(msg, 5), 0},
+		{"sixth", reply(msg, 6), 22009},
+	} {
+		if got := send(tc.body); got != tc.want {
+			t.Fatalf("%s: code %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	late := f.WriteC2C(appID, "U1", "again")
+	clock.Advance(61 * time.Minute)
+	if got := send(reply(late, 1)); got != 304027 {
+		t.Fatalf("a reply after 61 minutes: code %d, want 304027", got)
+	}
+}
