@@ -61,6 +61,11 @@ type Event struct {
 // one), or nothing.
 type EventReply struct {
 	Text string
+	// Reply is, on a platform that takes replies only (ReplyRules), the
+	// reply the text is sent as when the chat is a bound target: claimed
+	// like a push's, so that later pushes take the next ones. Zero
+	// elsewhere: the platform answers the event's own message first.
+	Reply ReplyTo
 }
 
 // EventSink is where a receiver reports what its bot hears. The engine

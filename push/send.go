@@ -333,7 +333,9 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			if t.Presence == PresenceGone {
 				return nil, targetGone(t)
 			}
-			if rr, ok := p.(ReplyRules); ok {
+			// A wake-up message is no reply: the platform judges it by its
+			// own rules (QQ: one per window after the user's last message).
+			if rr, ok := p.(ReplyRules); ok && !msg.Wakeup {
 				if s.replies == nil {
 					s.replies = make(map[int]ReplyRule)
 				}

@@ -39,9 +39,14 @@ type Config struct {
 	APIBase string `json:"api_base,omitempty"`
 	// TokenBase replaces the host of the app access token endpoint.
 	TokenBase string `json:"token_base,omitempty"`
+	// Receive is how the bot hears its users: "gateway" (the default:
+	// QQ's WebSocket gateway, no public address needed), "webhook" (QQ
+	// calls {public URL}/api/hooks/{bot}, set as the callback URL in the
+	// QQ bot console), or "none".
+	Receive string `json:"receive,omitempty"`
 }
 
-const configShape = `{"app_id": "<AppID>", "client_secret": "<AppSecret>", "sandbox": false, "api_base": "<optional API URL>", "token_base": "<optional token URL>"}`
+const configShape = `{"app_id": "<AppID>", "client_secret": "<AppSecret>", "sandbox": false, "api_base": "<optional API URL>", "token_base": "<optional token URL>", "receive": "gateway|webhook|none"}`
 
 // Provider is the QQ push.Platform.
 type Provider struct {
@@ -87,6 +92,11 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		return c, botconfig.Malformed("qq", "client_secret", "the AppSecret is up to 256 printable ASCII characters without spaces")
 	case c.Sandbox && c.APIBase != "":
 		return c, botconfig.Malformed("qq", "sandbox", "give either sandbox or api_base, not both")
+	}
+	switch c.Receive {
+	case "", receiveGateway, receiveWebhook, receiveNone:
+	default:
+		return c, botconfig.Malformed("qq", "receive", "receive is \"gateway\" (the default), \"webhook\" or \"none\"")
 	}
 	if err := botconfig.BaseURL("qq", "api_base", c.APIBase); err != nil {
 		return c, err
