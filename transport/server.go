@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -69,6 +70,9 @@ type Server struct {
 	openAPIJSON []byte                // GET /api/openapi.json
 	docsHTML    []byte                // GET /api/docs
 	badPath     bunrouter.HandlerFunc // the logged refusal of a path with a control character
+	// shapes are the fields the send requests' bodies may hold, by the
+	// type of the request struct.
+	shapes map[reflect.Type]*shape
 }
 
 // New returns the HTTP front of eng.
@@ -84,6 +88,10 @@ func New(eng *push.Engine, opts Options) *Server {
 	}
 	s := &Server{eng: eng, log: opts.Logger, maxBody: opts.MaxBody, obs: opts.Observer, metrics: opts.Metrics, version: opts.Version,
 		publicURL: opts.PublicURL, crossOrigin: http.NewCrossOriginProtection()}
+	s.shapes = make(map[reflect.Type]*shape)
+	for _, v := range []any{&privateRequest{}, &compatRequest{}, &batchRequest{}, &multiRequest{}} {
+		s.shapes[reflect.TypeOf(v)] = newShape(v)
+	}
 	s.ready = append([]ReadyCheck{{Name: "database", Check: eng.Ping}}, opts.Ready...)
 	s.router = bunrouter.New(
 		bunrouter.Use(s.logRequests, s.handleErrors),
