@@ -66,11 +66,11 @@ type Server struct {
 	log       *slog.Logger
 	maxBody   int64
 	maxHeader int
-	router  *bunrouter.Router
-	obs     RequestObserver
-	metrics http.Handler
-	ready   []ReadyCheck
-	version string
+	router    *bunrouter.Router
+	obs       RequestObserver
+	metrics   http.Handler
+	ready     []ReadyCheck
+	version   string
 
 	publicURL   string
 	crossOrigin *http.CrossOriginProtection
