@@ -92,7 +92,10 @@ func (sh *shape) unknown(path, name string) error {
 }
 
 func joinPath(path, name string) string {
-	if path == "" {
+	switch {
+	case name == "":
+		return path
+	case path == "":
 		return name
 	}
 	return path + "." + name
@@ -242,14 +245,11 @@ func (c *strictChecker) str(what string) (string, error) {
 		switch {
 		case b == '\\':
 			plain = false
-			if err := c.escape(i, what); err != nil {
+			n, err := c.escape(i, what)
+			if err != nil {
 				return "", err
 			}
-			if c.data[i+1] == 'u' {
-				i += 6
-			} else {
-				i += 2
-			}
+			i += n
 		case b < utf8.RuneSelf:
 			i++
 		default:
@@ -272,28 +272,28 @@ func (c *strictChecker) str(what string) (string, error) {
 	return s, nil
 }
 
-// escape checks the escape sequence at i: \u0000 is a NUL character, and
-// a \u escape of a UTF-16 surrogate must be a high one followed by a low
-// one.
-func (c *strictChecker) escape(i int, what string) error {
+// escape checks the escape sequence at i and returns its length: \u0000
+// is a NUL character, and a \u escape of a UTF-16 surrogate must be a high
+// one followed by a low one.
+func (c *strictChecker) escape(i int, what string) (int, error) {
 	if i+1 >= len(c.data) || c.data[i+1] != 'u' {
-		return nil
+		return 2, nil
 	}
 	r := c.hex4(i + 2)
 	switch {
 	case r == 0:
-		return push.Errorf(push.Invalid, "invalid_text", "%s holds a NUL character (\\u0000): remove it", what)
+		return 0, push.Errorf(push.Invalid, "invalid_text", "%s holds a NUL character (\\u0000): remove it", what)
 	case r >= 0xDC00 && r <= 0xDFFF:
-		return push.Errorf(push.Invalid, "invalid_text", "%s holds a lone UTF-16 surrogate (\\u%04x): escape a character outside the Basic Multilingual Plane as a surrogate pair, or send it as UTF-8", what, r)
+		return 0, push.Errorf(push.Invalid, "invalid_text", "%s holds a lone UTF-16 surrogate (\\u%04x): escape a character outside the Basic Multilingual Plane as a surrogate pair, or send it as UTF-8", what, r)
 	case r >= 0xD800 && r <= 0xDBFF:
 		if i+11 < len(c.data) && c.data[i+6] == '\\' && c.data[i+7] == 'u' {
 			if lo := c.hex4(i + 8); lo >= 0xDC00 && lo <= 0xDFFF {
-				return nil
+				return 12, nil
 			}
 		}
-		return push.Errorf(push.Invalid, "invalid_text", "%s holds a lone UTF-16 surrogate (\\u%04x): escape a character outside the Basic Multilingual Plane as a surrogate pair, or send it as UTF-8", what, r)
+		return 0, push.Errorf(push.Invalid, "invalid_text", "%s holds a lone UTF-16 surrogate (\\u%04x): escape a character outside the Basic Multilingual Plane as a surrogate pair, or send it as UTF-8", what, r)
 	}
-	return nil
+	return 6, nil
 }
 
 // hex4 reads the 4 hex digits at i (the body is valid JSON, so they are).
