@@ -82,7 +82,9 @@ func rewriteNetHTTPError(b []byte) ([]byte, bool) {
 	case strings.Contains(text, "MIME header") || strings.Contains(text, "header"):
 		reason, msg = "invalid_header", "a request header is malformed (a line without a colon, a space before the colon, or a character a header may not hold): check the request's headers"
 	default:
-		reason, msg = "invalid_request", "the request is malformed (its request line or headers are not HTTP/1.1): check the request"
+		// net/http says no more than "Bad Request" of a malformed request
+		// line and of a header line without a colon.
+		reason, msg = "invalid_request", "the request is malformed: its request line or a header line is not HTTP/1.1 (a header line without a colon, say): check the request"
 	}
 	body, _ := json.Marshal(errorBody{Code: status, Message: msg, Error: reason})
 	body = append(body, '\n')
