@@ -49,7 +49,9 @@ func TestEveryAnswerIsTheEnvelope(t *testing.T) {
 		return "POST " + path + " HTTP/1.1\r\nHost: x\r\n" + auth + extra + "Content-Type: application/json\r\nContent-Length: " +
 			itoa(int64(len(body))) + "\r\n\r\n" + body
 	}
-	get := func(path, extra string) string { return "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + auth + extra + "\r\n" }
+	get := func(path, extra string) string {
+		return "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + auth + extra + "\r\n"
+	}
 	tests := []struct {
 		name, request string
 		status        int
