@@ -100,6 +100,12 @@ func TestEveryAnswerIsTheEnvelope(t *testing.T) {
 			}
 		})
 	}
+	// The document lists 431 where the handler answers it.
+	r := h.Call(t, "POST", "/openapi/v1/push/private", f.Key, map[string]any{"botId": f.Bot.ID, "target": itoa(f.Target.ID), "content": "x"},
+		"X-Big", strings.Repeat("a", 70<<10))
+	if r.Status != 431 {
+		t.Fatalf("a send with a 70 KiB header: %d %s", r.Status, r.Body)
+	}
 	if h.CountJobs(t) != 0 || h.Telegram.Requests() != 0 {
 		t.Fatal("a refused request queued or sent a message")
 	}

@@ -143,6 +143,9 @@ func errorDocs(l push.Limits, maxBody int64) []errorDoc {
 			fmt.Sprintf("the request body is larger than %d bytes: send a smaller message", maxBody)},
 		{429, "TooManyRequests", fmt.Sprintf("%s, or the queue backlog is full (%d per bot, %d in all).", rate, l.BacklogPerBot, l.BacklogTotal),
 			"Wait the Retry-After seconds, then retry with the same Idempotency-Key.", rateReason, rateMsg},
+		{431, "HeaderTooLarge", "The request line and headers are larger than the limit (64 KiB by default).",
+			"Send shorter headers (a large Cookie or Authorization header is the usual cause).", "header_too_large",
+			"the request's line and headers are 70000 bytes; the limit is 65536: send shorter headers"},
 		{500, "InternalError", "A server error, or the platform refused the message (error platform_failed; for a single send, data holds the message record).",
 			"Read message; check the bot's platform connection. A server error was logged: retry later with the same Idempotency-Key.", "platform_failed",
 			"the message was not delivered: telegram: Bad Request: chat not found"},
@@ -167,6 +170,8 @@ func authErrors() []int { return []int{401, 403, 429, 500, 503} }
 // routeErrors returns the error statuses of a route, sorted.
 func routeErrors(rt Route) []int {
 	st := append([]int{}, rt.Doc.Errors...)
+	// Any request can have an over-long header.
+	st = append(st, http.StatusRequestHeaderFieldsTooLarge)
 	if rt.Auth {
 		st = append(st, authErrors()...)
 	}
