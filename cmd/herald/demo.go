@@ -65,7 +65,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv := transport.NewHTTPServer("", n.API, ef.syncWait)
-	go srv.Serve(ln)
+	go srv.Serve(transport.EnvelopeListener(ln))
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + "/api"
 

@@ -90,6 +90,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		srv.TLSConfig = tlsConf
 		ln = tls.NewListener(ln, tlsConf)
 		scheme = "https"
+	} else {
+		// net/http's own answers (an over-long or malformed header) in
+		// the API's error envelope; over TLS the handler's header limit
+		// answers most of them.
+		ln = transport.EnvelopeListener(ln)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -111,7 +111,7 @@ func classify(status int, ans answer, sc scene) error {
 	case code == codeNoProactive && sc.group:
 		return refuse(": QQ refused a proactive group message: since 2025-04-21 QQ accepts group messages only as passive replies within 5 minutes of a member's message to the bot, and the bot has no permission for proactive messages")
 	case code == codeNoProactive:
-		return refuse(": QQ refused a proactive message: since 2025-04-21 QQ offers no proactive messages to users; send with isWakeup=true to reach a user who talked to the bot in the last 30 days")
+		return refuse(": QQ refused a proactive message: since 2025-04-21 QQ offers no proactive messages to users; send with isWakeup=true (is_wakeup on /openapi/send) to reach a user who talked to the bot in the last 30 days")
 	case code == codeDuplicateSeq:
 		return refuse(": QQ already took a reply with this msg_id and msg_seq (an earlier attempt of this job may have been delivered)")
 	case code == 304026:

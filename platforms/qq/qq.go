@@ -142,8 +142,10 @@ func (p *Provider) ValidateTarget(_ json.RawMessage, t push.Target) error {
 // to a user.
 func (p *Provider) ValidateMessage(m push.Message, tt push.TargetType) error {
 	if m.Wakeup && tt == push.TargetGroup {
-		return push.Errorf(push.Invalid, "wakeup_unsupported",
-			"qq sends wake-up messages (isWakeup) only to users who talked to the bot (C2C), never to groups: send to the group without isWakeup, or wake up a user target")
+		e := push.Errorf(push.Invalid, "wakeup_unsupported",
+			"qq sends wake-up messages (wake-up mode) only to users who talked to the bot (C2C), never to groups: send to the group without wake-up mode, or wake up a user target")
+		e.Field = push.FieldWakeup
+		return e
 	}
 	return nil
 }
