@@ -96,14 +96,14 @@ type Job struct {
 	StartedAt      time.Time // zero until a worker starts it
 	FinishedAt     time.Time // zero until it is settled (the first time: an uncertain job resolved later keeps it)
 	ExpiresAt      time.Time // a queued job not started by then expires
+	ResolvedAt     time.Time // when an uncertain job was resolved; zero: it was not
+	ResolvedBy     string    // who resolved it, as the audit trail names them
+	Note           string    // the note given when it was resolved
 	// RetryAt is set while a running job waits to call its platform again
 	// after a retryable failure (nothing was sent): its worker handed it
 	// back to the queue, due at RetryAt. It is zero while the job is
 	// being sent, and for jobs in other states.
-	RetryAt    time.Time
-	ResolvedAt time.Time // when an uncertain job was resolved; zero: it was not
-	ResolvedBy string    // who resolved it, as the audit trail names them
-	Note       string    // the note given when it was resolved
+	RetryAt time.Time
 }
 
 // JobEvent is one move in a job's life.

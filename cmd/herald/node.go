@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -14,11 +15,15 @@ import (
 )
 
 // nodeParts are the optional parts of a node beside its engine: the
-// HTTP front (serve, demo) and the metrics (serve).
+// HTTP front (serve, demo) and the metrics (serve), and the settings of
+// its workers beside their number (serve, worker).
 type nodeParts struct {
 	http     *transport.Options
 	metrics  *metrics.Options
 	sessions push.Sessions
+	// botConcurrency caps a bot's jobs being sent at once (0: the
+	// engine's default).
+	botConcurrency int
 }
 
 // openNode opens the store and builds (but does not start) the node the
@@ -53,6 +58,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		Metrics:           parts.metrics,
 		HTTP:              parts.http,
 		Sessions:          parts.sessions,
+		BotConcurrency:    parts.botConcurrency,
 	}
 	if ef.redis != "" {
 		if c.Redis, err = ef.redisOptions(); err != nil {
@@ -66,9 +72,10 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 // herald worker: the engine's, and its workers, drain timeout and profiles.
 type nodeFlags struct {
 	engineFlags
-	workers   int
-	drain     time.Duration
-	pprofAddr string
+	workers        int
+	botConcurrency int
+	drain          time.Duration
+	pprofAddr      string
 }
 
 // register defines the flags; workersUsage tells what --workers means to
@@ -76,6 +83,7 @@ type nodeFlags struct {
 func (nf *nodeFlags) register(fs *flag.FlagSet, workersUsage string) {
 	nf.engineFlags.register(fs)
 	fs.IntVar(&nf.workers, "workers", 8, workersUsage)
+	fs.IntVar(&nf.botConcurrency, "bot-concurrency", 0, "most jobs of one bot sent at once, across every node with --redis, so that one bot whose platform is slow or down cannot take every worker (0: a quarter of --workers, at least 1; -1: no cap)")
 	fs.DurationVar(&nf.drain, "drain-timeout", 15*time.Second, "on SIGTERM, how long running sends may take to finish")
 	fs.StringVar(&nf.pprofAddr, "pprof-addr", "", "serve Go's runtime profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (loopback only; empty: off)")
 }
@@ -86,6 +94,9 @@ func (nf *nodeFlags) register(fs *flag.FlagSet, workersUsage string) {
 // engine is not started; close, which closing the node needs, also stops
 // the profiles.
 func (nf *nodeFlags) open(ctx context.Context, stdout, stderr io.Writer, parts nodeParts) (n *node.Node, close func(), log *slog.Logger, err error) {
+	if nf.botConcurrency < -1 {
+		return nil, nil, nil, fmt.Errorf("--bot-concurrency %d: give the most jobs of one bot sent at once, 0 for a quarter of --workers, or -1 for no cap", nf.botConcurrency)
+	}
 	log, err = nf.logger(stderr)
 	if err != nil {
 		return nil, nil, nil, err
@@ -96,6 +107,7 @@ func (nf *nodeFlags) open(ctx context.Context, stdout, stderr io.Writer, parts n
 			return nil, nil, nil, err
 		}
 	}
+	parts.botConcurrency = nf.botConcurrency
 	n, err = openNode(ctx, &nf.engineFlags, nf.workers, log, parts)
 	if err != nil {
 		stopPprof()
