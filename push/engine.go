@@ -104,7 +104,7 @@ type Engine struct {
 	handoff   handoff    // settled jobs for this process's waiting requests
 	replays   replayCache
 	slots     SendSlots
-	busy      busyJobs // jobs turned away by their bot's cap, by id
+	jobBots   jobBots // the bots of recent jobs, by id
 
 	accounts AccountService
 	keys     KeyService

@@ -149,9 +149,11 @@ func TestDeadBotsDoNotStallOtherAccounts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for i, took := range sendOthers(t, h, f, 5) {
-		if took > time.Second {
-			t.Errorf("the other account's message %d arrived %s after it was sent, want under 1s", i, took)
+	took := sendOthers(t, h, f, 5)
+	t.Logf("the other account's messages arrived after %v", took)
+	for i, d := range took {
+		if d > time.Second {
+			t.Errorf("the other account's message %d arrived %s after it was sent, want under 1s", i, d)
 		}
 	}
 	// Every throttled job made its one call and waits for its minute

@@ -74,35 +74,37 @@ func (s *LocalSendSlots) Held(botID int64) int {
 	return len(s.held[botID])
 }
 
-// busyJobs remembers the bots of the jobs that found their bot's slots
-// taken, so that the next time the queue hands one over its slot is
-// asked for before the store is read. It forgets everything when it grows
-// past its bound (the jobs another node started are never seen again).
-type busyJobs struct {
+// jobBots remembers the bots of the jobs this process made, and of those
+// that found their bot's slots taken, so that when the queue hands one
+// over its bot's slot is asked for before the store is read: a bot at its
+// cap turns its jobs away at no cost to the others. It forgets a job when
+// its sending is over, and everything when it grows past its bound (the
+// jobs that other nodes send are never seen again here).
+type jobBots struct {
 	mu   sync.Mutex
 	bots map[string]int64
 }
 
-// maxBusyJobs bounds busyJobs: a few backlogs' worth.
-const maxBusyJobs = 10000
+// maxJobBots bounds jobBots: ten times the default backlog.
+const maxJobBots = 10000
 
-func (b *busyJobs) note(jobID string, botID int64) {
+func (b *jobBots) note(jobID string, botID int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.bots == nil || len(b.bots) >= maxBusyJobs {
+	if b.bots == nil || len(b.bots) >= maxJobBots {
 		b.bots = make(map[string]int64)
 	}
 	b.bots[jobID] = botID
 }
 
-func (b *busyJobs) bot(jobID string) (int64, bool) {
+func (b *jobBots) bot(jobID string) (int64, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id, ok := b.bots[jobID]
 	return id, ok
 }
 
-func (b *busyJobs) forget(jobID string) {
+func (b *jobBots) forget(jobID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.bots, jobID)

@@ -24,8 +24,10 @@ func (e *Engine) handle(ctx context.Context, id string) error {
 	defer e.releaseSlot(ctx, s.job.BotID, s.job.ID)
 	receipt, sendErr, wait := e.deliver(ctx, *s.job, s.bot, s.target, s.reply)
 	if wait > 0 {
+		e.jobBots.note(id, s.job.BotID)
 		return e.park(ctx, *s.job, sendErr, wait)
 	}
+	e.jobBots.forget(id)
 	return e.finish(ctx, *s.job, receipt, sendErr)
 }
 
@@ -61,7 +63,7 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 	planned, known := e.handoff.plan(id)
 	// The bot's slot is asked for before the store is read when the bot
 	// is known: a bot at its cap turns its jobs away without a read.
-	botID, botKnown := e.busy.bot(id)
+	botID, botKnown := e.jobBots.bot(id)
 	if known {
 		botID, botKnown = planned.BotID, true
 	}
@@ -170,11 +172,8 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 		e.notify(ctx, id)
 	}
 	if busyBot != 0 {
-		e.busy.note(id, busyBot)
+		e.jobBots.note(id, busyBot)
 		return started{}, &DeferError{JobID: id, After: e.busyDelay(), Busy: true}
-	}
-	if botKnown && !known {
-		e.busy.forget(id)
 	}
 	if wait > 0 {
 		return started{}, &DeferError{JobID: id, After: wait}
@@ -305,7 +304,10 @@ func (e *Engine) park(ctx context.Context, job Job, sendErr error, wait time.Dur
 	// The wait must be recorded even when the worker is being stopped.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if err := e.store.ParkJob(wctx, job.ID, until, now, msg); err != nil {
+	err := e.update(wctx, func(ctx context.Context, tx Tx, _ *txEvents) error {
+		return tx.ParkJob(ctx, job.ID, until, now, msg)
+	})
+	if err != nil {
 		e.log.Error("handing a job back to the queue for a retry failed; the job stays running and becomes uncertain on recovery", "job", job.ID, "err", err)
 		return err
 	}
