@@ -362,7 +362,9 @@ func (e *Engine) recoverStale(ctx context.Context) error {
 	limit := e.staleAfter()
 	msg := fmt.Sprintf("the worker sending the job stopped (no outcome after %s); delivery is unknown: check the platform, then resolve the job", limit)
 	for _, j := range jobs {
-		if j.State != StateRunning || !j.RetryAt.IsZero() || now.Sub(j.StartedAt) < limit {
+		// A job is claimed by a worker (started, or resumed after a
+		// retry's wait) when it last changed.
+		if j.State != StateRunning || !j.RetryAt.IsZero() || now.Sub(j.UpdatedAt) < limit {
 			continue // a job waiting to retry is handed over again by requeue
 		}
 		// The move is a compare-and-set from running: a job that settled
@@ -377,7 +379,7 @@ func (e *Engine) recoverStale(ctx context.Context) error {
 		case err != nil:
 			return fmt.Errorf("push: recover stale job %s: %w", j.ID, err)
 		default:
-			e.log.Warn("a job running past any worker's time limit is now uncertain", "job", j.ID, "started", j.StartedAt)
+			e.log.Warn("a job running past any worker's time limit is now uncertain", "job", j.ID, "started", j.StartedAt, "claimed", j.UpdatedAt)
 			e.notify(ctx, j.ID)
 		}
 	}
