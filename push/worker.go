@@ -22,7 +22,7 @@ func (e *Engine) handle(ctx context.Context, id string) error {
 		return err
 	}
 	defer e.releaseSlot(ctx, s.job.BotID, s.job.ID)
-	receipt, sendErr, wait := e.deliver(ctx, *s.job, s.bot, s.target, s.reply)
+	receipt, wait, sendErr := e.deliver(ctx, *s.job, s.bot, s.target, s.reply)
 	if wait > 0 {
 		e.jobBots.note(id, s.job.BotID)
 		return e.park(ctx, *s.job, sendErr, wait)
@@ -261,10 +261,10 @@ const maxAttempts = 10
 // leaves time in the job's send window (and attempts under maxAttempts)
 // also returns how long to wait before the next attempt, with backoff
 // doubling per attempt; otherwise the failure is the outcome.
-func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target, reply *ReplyTo) (Receipt, error, time.Duration) {
+func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target, reply *ReplyTo) (Receipt, time.Duration, error) {
 	p, ok := e.platforms[job.Platform]
 	if !ok {
-		return Receipt{}, DefinitiveError("", "the platform %q is not available on this server", job.Platform), 0
+		return Receipt{}, 0, DefinitiveError("", "the platform %q is not available on this server", job.Platform)
 	}
 	actx, cancel := context.WithTimeout(ctx, e.limits.AttemptTimeout)
 	began := time.Now()
@@ -275,12 +275,12 @@ func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target, r
 	cancel()
 	if err == nil {
 		e.obs.PlatformCall(job.Platform, took, "ok")
-		return receipt, nil, 0
+		return receipt, 0, nil
 	}
 	se := AsSendError(err)
 	e.obs.PlatformCall(job.Platform, took, se.Outcome.String())
 	if se.Outcome != OutcomeRetryable {
-		return Receipt{}, se, 0
+		return Receipt{}, 0, se
 	}
 	wait := e.opts.RetryBackoff << min(max(job.Attempts-1, 0), maxAttempts)
 	if se.RetryAfter > wait {
@@ -288,9 +288,9 @@ func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target, r
 	}
 	deadline := job.StartedAt.Add(e.limits.SendWindow)
 	if job.Attempts >= maxAttempts || e.clock.Now().Add(wait).After(deadline) {
-		return Receipt{}, DefinitiveError(se.Code, "gave up after %d attempts in the send window of %s; nothing was delivered; last error: %s", job.Attempts, e.limits.SendWindow, se.detail()), 0
+		return Receipt{}, 0, DefinitiveError(se.Code, "gave up after %d attempts in the send window of %s; nothing was delivered; last error: %s", job.Attempts, e.limits.SendWindow, se.detail())
 	}
-	return Receipt{}, se, wait
+	return Receipt{}, wait, se
 }
 
 // park hands a job whose platform call failed retryably back to the
