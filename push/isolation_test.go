@@ -423,3 +423,19 @@ func TestParkedJobMovesOnlyFromItsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRetryWaitWithPacing: a paced platform's job that waits to retry
+// while its request still waits is sent when due, within the request's
+// synchronous wait (its send slot is claimed once per attempt).
+func TestRetryWaitWithPacing(t *testing.T) {
+	h := testkit.New(t, testkit.WithPacing())
+	f := h.Seed(t)
+	throttled429(h.Telegram, 1, 1)
+	res, err := send(t, h, f, "", "paced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := res.Jobs[0]; j.State != push.StateSucceeded || j.Attempts != 2 {
+		t.Fatalf("job %s after %d attempts (%s), want succeeded after 2 within the synchronous wait", j.State, j.Attempts, j.Error)
+	}
+}

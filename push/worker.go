@@ -73,6 +73,17 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 		}
 		slotBot = botID
 	}
+	// A platform's send slot is claimed once per start: a planned job
+	// found moved on (it waits to retry) is not paced a second time.
+	paced := false
+	pace := func(j Job, bot Bot, target Target) time.Duration {
+		if paced {
+			return 0
+		}
+		w := e.pace(j, bot, target)
+		paced = w == 0
+		return w
+	}
 	claimSlot := func(botID int64) bool {
 		if slotBot == botID {
 			return true
@@ -128,7 +139,7 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 				if !claimSlot(j.BotID) {
 					return nil // stays queued
 				}
-				if wait = e.pace(j, s.bot, s.target); wait > 0 {
+				if wait = pace(j, s.bot, s.target); wait > 0 {
 					return nil // stays queued
 				}
 				nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: StateQueued, To: StateRunning, At: now, Job: &j})
@@ -147,7 +158,7 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 					settled = true
 					return err
 				}
-				return e.resume(ctx, tx, ev, j, now, &s, &settled, &wait, claimSlot)
+				return e.resume(ctx, tx, ev, j, now, &s, &settled, &wait, claimSlot, pace)
 			default:
 				return nil // already settled: a repeated queue delivery
 			}
@@ -178,6 +189,9 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 	if wait > 0 {
 		return started{}, &DeferError{JobID: id, After: wait}
 	}
+	if s.job != nil && known {
+		e.handoff.unplan(id)
+	}
 	return s, nil
 }
 
@@ -185,7 +199,8 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 // set): not due yet, it goes back to the queue until it is; due, it is
 // claimed for sending again; past its send window, or without its bot or
 // target any more, it fails (its earlier attempts sent nothing).
-func (e *Engine) resume(ctx context.Context, tx Tx, ev *txEvents, j Job, now time.Time, s *started, settled *bool, wait *time.Duration, claimSlot func(int64) bool) error {
+func (e *Engine) resume(ctx context.Context, tx Tx, ev *txEvents, j Job, now time.Time, s *started, settled *bool, wait *time.Duration,
+	claimSlot func(int64) bool, pace func(Job, Bot, Target) time.Duration) error {
 	if now.Before(j.RetryAt) {
 		*wait = j.RetryAt.Sub(now)
 		return nil
@@ -217,7 +232,7 @@ func (e *Engine) resume(ctx context.Context, tx Tx, ev *txEvents, j Job, now tim
 	if !claimSlot(j.BotID) {
 		return nil // waits on
 	}
-	if *wait = e.pace(j, s.bot, s.target); *wait > 0 {
+	if *wait = pace(j, s.bot, s.target); *wait > 0 {
 		return nil // waits on
 	}
 	nj, err := tx.ResumeJob(ctx, j.ID, j.RetryAt, now)
