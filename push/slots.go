@@ -16,7 +16,8 @@ import (
 type SendSlots interface {
 	// Acquire takes one of limit slots of the bot for the job, for at
 	// most lease (a holder that died frees its slot then), and reports
-	// whether it got one. Taking a slot the job holds already renews it.
+	// whether it got one. Taking a slot the job holds already renews it
+	// (the engine renews a held slot every third of its lease).
 	// An implementation that cannot count (its store is unreachable) says
 	// yes rather than stop every send.
 	Acquire(ctx context.Context, botID int64, jobID string, limit int, lease time.Duration) bool
@@ -126,9 +127,10 @@ func (e *Engine) botConcurrency() int {
 	return 0
 }
 
-// slotLease is how long a bot's slot outlives a holder that died: one
-// platform call and a minute to record its outcome.
-func (e *Engine) slotLease() time.Duration { return e.limits.AttemptTimeout + time.Minute }
+// slotLease is how long a bot's slot outlives a holder that stopped
+// renewing it (its node died): a worker renews the slot of the job it
+// sends every third of it.
+const slotLease = 5 * time.Second
 
 // acquireSlot takes a slot of the bot for the job, or reports false when
 // the bot has as many jobs being sent as its cap allows.
@@ -137,7 +139,35 @@ func (e *Engine) acquireSlot(ctx context.Context, botID int64, jobID string) boo
 	if limit == 0 {
 		return true
 	}
-	return e.slots.Acquire(ctx, botID, jobID, limit, e.slotLease())
+	return e.slots.Acquire(ctx, botID, jobID, limit, slotLease)
+}
+
+// holdSlot renews the job's slot of the bot until the returned function
+// is called, which then gives the slot back.
+func (e *Engine) holdSlot(ctx context.Context, botID int64, jobID string) (release func()) {
+	limit := e.botConcurrency()
+	if limit == 0 {
+		return func() {}
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(slotLease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				e.slots.Acquire(context.WithoutCancel(ctx), botID, jobID, limit, slotLease)
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		e.releaseSlot(ctx, botID, jobID)
+	}
 }
 
 // releaseSlot gives back the job's slot of the bot.

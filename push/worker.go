@@ -21,7 +21,7 @@ func (e *Engine) handle(ctx context.Context, id string) error {
 	if err != nil || s.job == nil {
 		return err
 	}
-	defer e.releaseSlot(ctx, s.job.BotID, s.job.ID)
+	defer e.holdSlot(ctx, s.job.BotID, s.job.ID)()
 	receipt, wait, sendErr := e.deliver(ctx, *s.job, s.bot, s.target, s.reply)
 	if wait > 0 {
 		e.jobBots.note(id, s.job.BotID)
