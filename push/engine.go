@@ -36,11 +36,12 @@ type Options struct {
 
 	// Shared says that other Herald processes work on the same store. When
 	// false (the embedded default), Start treats jobs left running as
-	// orphans of a previous process and makes them uncertain. When true,
-	// a job left running by a node that died is made uncertain when the
-	// queue hands it to a worker again, or by the reconciler once it has
-	// been running longer than any live worker takes (the send window, one
-	// platform call and a minute).
+	// orphans of a previous process and makes them uncertain (but those
+	// waiting to retry, which sent nothing). When true, a job left running
+	// by a node that died is made uncertain when the queue hands it to a
+	// worker again, or by the reconciler once its worker claimed it longer
+	// ago than any live worker takes (the send window, one platform call
+	// and a minute).
 	Shared bool
 	// SweepInterval is how often queued jobs past their queue-wait limit
 	// are expired and old idempotency records deleted (default 30 s).
