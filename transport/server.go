@@ -40,6 +40,9 @@ type Options struct {
 	// when it is https, the session cookie is Secure also behind a
 	// TLS-terminating proxy.
 	PublicURL string
+	// Console, when set, answers every path outside /api and the probes
+	// and metrics: the web console (package transport/console).
+	Console http.Handler
 }
 
 // RequestObserver hears of every answered request. route is the route
@@ -66,6 +69,7 @@ type Server struct {
 	openAPIJSON []byte                // GET /api/openapi.json
 	docsHTML    []byte                // GET /api/docs
 	badPath     bunrouter.HandlerFunc // the logged refusal of a path with a control character
+	console     bunrouter.HandlerFunc // the logged web console; nil without one
 }
 
 // New returns the HTTP front of eng.
@@ -120,6 +124,12 @@ func New(eng *push.Engine, opts Options) *Server {
 	s.badPath = s.logRequests(s.handleErrors(func(http.ResponseWriter, bunrouter.Request) error {
 		return &httpError{http.StatusBadRequest, "invalid_path", "the request path contains a control character: check the URL"}
 	}))
+	if opts.Console != nil {
+		s.console = s.logRequests(func(w http.ResponseWriter, req bunrouter.Request) error {
+			opts.Console.ServeHTTP(w, req.Request)
+			return nil
+		})
+	}
 	doc := s.buildOpenAPI(routes)
 	s.openAPIJSON = marshalDoc(doc)
 	s.docsHTML = s.renderDocs(doc, routes)
@@ -134,7 +144,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = s.badPath(w, bunrouter.NewRequest(r))
 		return
 	}
+	if s.console != nil && consolePath(r.URL.Path) {
+		_ = s.console(w, bunrouter.NewRequest(r))
+		return
+	}
 	s.router.ServeHTTP(w, r)
+}
+
+// consolePath says whether a path is the console's: anything outside the
+// API (/api) and the probes and metrics.
+func consolePath(p string) bool {
+	switch p {
+	case BasePath, "/healthz", "/readyz", "/metrics":
+		return false
+	}
+	return !strings.HasPrefix(p, BasePath+"/")
 }
 
 // NewHTTPServer returns an http.Server for h with timeouts that protect

@@ -11,6 +11,7 @@ import (
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/transport"
+	"github.com/heraldpush/herald/transport/console"
 )
 
 // nodeParts are the optional parts of a node beside its engine: the
@@ -19,6 +20,7 @@ type nodeParts struct {
 	http     *transport.Options
 	metrics  *metrics.Options
 	sessions push.Sessions
+	console  *console.Options
 }
 
 // openNode opens the store and builds (but does not start) the node the
@@ -53,6 +55,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		Metrics:           parts.metrics,
 		HTTP:              parts.http,
 		Sessions:          parts.sessions,
+		Console:           parts.console,
 	}
 	if ef.redis != "" {
 		if c.Redis, err = ef.redisOptions(); err != nil {

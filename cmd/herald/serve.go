@@ -16,6 +16,7 @@ import (
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/storage"
 	"github.com/heraldpush/herald/transport"
+	"github.com/heraldpush/herald/transport/console"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,6 +29,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	publicURL := fs.String("public-url", "", "where people and platforms reach this server, e.g. https://herald.example.com (an https URL makes the session cookie Secure behind a TLS-terminating proxy)")
 	signup := fs.String("signup", string(push.SignUpClosed), "who may make an account by signing up: closed (operators make accounts and users), invite (with a one-time code) or open")
 	sessionIdle := fs.Duration("session-idle", 24*time.Hour, "a signed-in session unused this long ends")
+	withConsole := fs.Bool("console", true, "serve the web console at / (the API stays under /api); --console=false serves the API alone")
 	sessionMax := fs.Duration("session-max", 30*24*time.Hour, "a signed-in session ends this long after the sign-in, however used")
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
@@ -56,10 +58,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	var consoleOpts *console.Options
+	if *withConsole {
+		consoleOpts = &console.Options{}
+	}
 	n, closeNode, log, err := nf.open(ctx, stdout, stderr, nodeParts{
 		http:     &transport.Options{Version: version, PublicURL: strings.TrimRight(*publicURL, "/")},
 		metrics:  &metrics.Options{},
 		sessions: push.Sessions{Idle: *sessionIdle, Max: *sessionMax, SignUp: push.SignUpMode(*signup)},
+		console:  consoleOpts,
 	})
 	if err != nil {
 		return err
@@ -88,6 +95,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		"db", storage.Redact(nf.db), "redis", redactRedis(nf.redis),
 		"workers", nf.workers, "points", nf.points, "rate_limit", nf.rateLimit, "sync_wait", nf.syncWait)
 	fmt.Fprintf(stdout, "herald listening on %s/api\n", base)
+	if *withConsole {
+		fmt.Fprintf(stdout, "web console on %s/\n", base)
+	}
 
 	select {
 	case err := <-served:

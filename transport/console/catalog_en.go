@@ -1,0 +1,123 @@
+package console
+
+// englishWords is the English catalog. Every key is also in
+// chineseWords (a test checks both have the same keys).
+func englishWords() map[string]string {
+	return map[string]string{
+		"nav.skip": "Skip to the content", "nav.label": "Console", "nav.dashboard": "Dashboard", "nav.bots": "Bots",
+		"nav.targets": "Targets", "nav.keys": "API keys", "nav.jobs": "Jobs", "nav.points": "Points",
+		"nav.accounts": "Accounts", "nav.audit": "Audit trail", "nav.docs": "API documentation",
+		"nav.account": "Your sign-in", "nav.signout": "Sign out",
+
+		"error.title": "Something is wrong", "error.back": "Go back",
+		"error.internal":         "Something failed on the server. It was logged; try again in a moment.",
+		"error.passwords_differ": "The two passwords differ: type the same new password twice.",
+		"error.config_json":      "The config must be a JSON object, such as {\"token\": \"…\"}.",
+		"error.expiry":           "Choose one of the offered lifetimes.",
+		"error.amount":           "The amount must be a whole number of points (negative to deduct).",
+
+		"field.email": "Email", "field.password": "Password", "field.password_again": "The password again",
+		"field.password_current": "Current password", "field.password_new": "New password",
+		"field.account_name": "Account name", "field.invite": "Invite code",
+		"field.telegram.token.label":    "Bot token",
+		"field.telegram.token.help":     "The token @BotFather gave when you made the bot (/newbot), such as 123456789:AA…",
+		"field.telegram.receive.label":  "Hear users",
+		"field.telegram.receive.help":   "How the bot hears its users, to bind chats by invite: poll (no public address needed) or webhook (needs the server's public URL). Empty: it does not listen.",
+		"field.telegram.api_base.label": "Bot API server",
+		"field.telegram.api_base.help":  "A self-hosted Bot API server's URL; leave it empty for Telegram's own.",
+
+		"signin.title": "Sign in", "signin.submit": "Sign in", "signin.no_account": "No account yet?",
+		"signin.ended": "Your session has ended: sign in again.",
+		"signup.title": "Sign up", "signup.submit": "Make my account",
+		"signup.closed":          "This server does not take sign-ups: ask its operator for an account.",
+		"signup.account_help":    "Optional: the name of your new account (default: the part of your email before @).",
+		"signup.invite_needed":   "Sign-up on this server needs an invite code from an operator or a member.",
+		"signup.invite_optional": "Optional: with a member's code you join that member's account.",
+
+		"account.title": "Your sign-in", "account.password": "Change the password", "account.password_submit": "Change the password",
+		"account.password_help": "Your other sessions end when the password changes.",
+		"account.sessions":      "Sessions",
+		"sessions.started":      "Signed in", "sessions.seen": "Last seen", "sessions.from": "From", "sessions.agent": "Browser",
+		"sessions.this": "this one", "sessions.end": "Sign out", "sessions.end_all": "Sign out everywhere",
+		"role.member": "member", "role.operator": "operator",
+
+		"dashboard.title": "Dashboard", "dashboard.balance": "Points", "dashboard.ledger": "See the ledger",
+		"dashboard.today": "Sends today (UTC)", "dashboard.attention": "Jobs that need your attention",
+		"dashboard.uncertain_help": "the platform may have received it: check, then resolve; do not send it again.",
+		"dashboard.nothing":        "Nothing needs your attention.",
+
+		"points.title": "Points", "points.balance": "Balance:", "points.ledger": "Ledger", "points.empty": "No movements yet.",
+		"ledger.charge": "charge", "ledger.refund": "refund", "ledger.adjust": "adjustment", "ledger.initial": "initial points", "ledger.grant": "grant",
+
+		"bots.title": "Bots", "bots.empty": "No bots yet: make one below.", "bots.new": "New bot", "bots.new_submit": "Continue",
+		"bots.unnamed": "(no name)",
+		"botnew.title": "New bot", "botnew.submit": "Make the bot", "botnew.guide": "Setup guide:",
+		"bot.title": "Bot", "bot.rename": "Name", "bot.rename_submit": "Rename",
+		"bot.verify": "Credentials check", "bot.verify_help": "Asks the platform whether the saved credentials work, with its cheapest call.",
+		"bot.verify_submit": "Check now", "bot.verify_first": "Check the credentials with the platform first",
+		"bot.credentials":        "Replace the credentials",
+		"bot.credentials_help":   "Saved credentials are never shown. Enter all of them anew; the bot keeps its id and every server uses them within a second.",
+		"bot.credentials_submit": "Replace",
+		"bot.config_json":        "Config (JSON)",
+		"bot.config_json_help":   "This platform's config as its setup guide describes it, such as {\"url\": \"…\"}.",
+		"bot.delete":             "Delete the bot", "bot.delete_submit": "Delete",
+		"bot.delete_help": "Its queued jobs are canceled and their points returned; finished jobs keep their history.",
+
+		"targets.title": "Targets", "targets.empty": "No targets bound yet.", "targets.no_bots": "Make a bot first:",
+		"targets.bind": "Invite a chat", "targets.rename": "Rename", "targets.unbind": "Unbind",
+		"type.user": "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
+
+		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",
+		"bind.send":    "In the chat, send:",
+		"bind.once":    "The code is shown only on this page.",
+		"bind.link":    "Or open the link",
+		"bind.scan":    "Scan with a phone to open the chat with the bot.",
+		"bind.qr_alt":  "QR code of the link that binds the chat",
+		"bind.waiting": "Waiting for the chat to send the code…",
+		"bind.bound":   "Bound: %s.",
+		"bind.check":   "Check whether it bound",
+		"bind.expires": "The invite expires at",
+
+		"keys.title": "API keys", "keys.new_title": "Your new API key",
+		"keys.once": "Copy it now: it is shown only this once, and Herald keeps only its hash. Anyone with it can send in your account.",
+		"keys.hint": "Key", "keys.expires": "Expires", "keys.never": "never", "keys.days": "in %d days",
+		"keys.revoked": "revoked", "keys.expired": "expired", "keys.active": "active", "keys.revoke": "Revoke",
+		"keys.empty": "No keys yet.", "keys.unnamed": "(no name)", "keys.create": "New key", "keys.create_submit": "Make the key",
+		"keys.name_help": "A name to tell keys apart, such as the program that uses it.",
+
+		"jobs.title": "Jobs", "jobs.state": "State", "jobs.bot": "Bot", "jobs.target": "Target id",
+		"jobs.since": "From (day)", "jobs.until": "To (day)", "jobs.key": "Idempotency-Key", "jobs.filter": "Filter",
+		"jobs.any": "any", "jobs.empty": "No jobs match.",
+		"state.queued": "queued", "state.running": "running", "state.succeeded": "succeeded", "state.failed": "failed",
+		"state.canceled": "canceled", "state.expired": "expired", "state.uncertain": "uncertain",
+		"format.text": "Text", "format.markdown": "Markdown", "format.image": "Image", "format.unknown": "Unknown",
+
+		"job.title": "Job", "job.attempts": "Attempts", "job.answer": "The platform's message id", "job.reason": "Reason",
+		"job.resolved_by": "Resolved by", "job.timeline": "Timeline", "job.message": "Message",
+		"job.cancel": "Cancel", "job.cancel_help": "The job has not started: canceling it returns its points.", "job.cancel_submit": "Cancel the job",
+		"job.resolve":         "Resolve this uncertain job",
+		"job.resolve_warning": "The platform may have received this message. Do not send it again: check in the chat whether it arrived, then record what you found.",
+		"job.resolve_outcome": "What did you find?", "job.resolve_succeeded": "It arrived (succeeded)", "job.resolve_failed": "It did not arrive (failed)",
+		"job.resolve_submit": "Resolve",
+
+		"accounts.title": "Accounts", "accounts.suspend": "Suspend", "accounts.activate": "Activate", "accounts.grant": "Grant",
+		"accounts.reason": "Reason", "accounts.create": "New account", "accounts.create_submit": "Make the account",
+		"status.active": "active", "status.suspended": "suspended",
+		"audit.title": "Audit trail", "audit.actor": "Who", "audit.action": "What", "audit.object": "On",
+
+		"col.actions": "Actions", "col.address": "Address", "col.amount": "Amount", "col.cost": "Points", "col.created": "Made",
+		"col.id": "id", "col.job": "Job", "col.kind": "Kind", "col.name": "Name", "col.note": "Note", "col.platform": "Platform",
+		"col.presence": "Presence", "col.state": "State", "col.status": "Status", "col.time": "Time", "col.type": "Type",
+		"list.next": "Older →", "copy": "Copy", "copied": "Copied",
+
+		"done.welcome": "Welcome: your account is ready.", "done.password": "Your password is changed; your other sessions ended.",
+		"done.session_ended": "That session is signed out.", "done.bot_created": "The bot is made.",
+		"done.bot_renamed": "The bot is renamed.", "done.bot_verified": "The platform accepted the credentials.",
+		"done.bot_credentials": "The new credentials are saved.", "done.bot_deleted": "The bot is deleted.",
+		"done.target_renamed": "The target is renamed.", "done.target_unbound": "The target is unbound.",
+		"done.key_revoked": "The key is revoked: it is refused from now on.", "done.job_canceled": "The job is canceled and its points returned.",
+		"done.job_resolved": "The job is resolved.", "done.account_created": "The account is made.",
+		"done.account_active": "The account is active.", "done.account_suspended": "The account is suspended: its keys and sessions are refused.",
+		"done.points_granted": "The points are granted.",
+	}
+}

@@ -1,0 +1,123 @@
+package console
+
+// chineseWords is the Simplified Chinese catalog, with the same keys as
+// englishWords.
+func chineseWords() map[string]string {
+	return map[string]string{
+		"nav.skip": "跳到正文", "nav.label": "控制台", "nav.dashboard": "概览", "nav.bots": "机器人",
+		"nav.targets": "推送目标", "nav.keys": "API 密钥", "nav.jobs": "任务", "nav.points": "点数",
+		"nav.accounts": "账户", "nav.audit": "审计记录", "nav.docs": "API 文档",
+		"nav.account": "登录与安全", "nav.signout": "退出登录",
+
+		"error.title": "出错了", "error.back": "返回",
+		"error.internal":         "服务器内部出错，已记录日志；请稍后再试。",
+		"error.passwords_differ": "两次输入的密码不一致：请把新密码输入两遍。",
+		"error.config_json":      "配置必须是一个 JSON 对象，例如 {\"token\": \"…\"}。",
+		"error.expiry":           "请从给出的有效期中选一个。",
+		"error.amount":           "数量必须是整数点数（负数表示扣除）。",
+
+		"field.email": "邮箱", "field.password": "密码", "field.password_again": "再次输入密码",
+		"field.password_current": "当前密码", "field.password_new": "新密码",
+		"field.account_name": "账户名称", "field.invite": "邀请码",
+		"field.telegram.token.label":    "Bot Token",
+		"field.telegram.token.help":     "创建机器人时（/newbot）@BotFather 给出的 token，形如 123456789:AA…",
+		"field.telegram.receive.label":  "接收用户消息",
+		"field.telegram.receive.help":   "机器人如何接收用户消息，用于通过邀请绑定会话：poll（无需公网地址）或 webhook（需要服务器的公网地址）。留空：不接收。",
+		"field.telegram.api_base.label": "Bot API 服务器",
+		"field.telegram.api_base.help":  "自建 Bot API 服务器的地址；使用 Telegram 官方服务器时留空。",
+
+		"signin.title": "登录", "signin.submit": "登录", "signin.no_account": "还没有账户？",
+		"signin.ended": "会话已结束：请重新登录。",
+		"signup.title": "注册", "signup.submit": "创建我的账户",
+		"signup.closed":          "本服务器不开放注册：请向运营者申请账户。",
+		"signup.account_help":    "可选：新账户的名称（默认取邮箱 @ 之前的部分）。",
+		"signup.invite_needed":   "在本服务器注册需要运营者或成员提供的邀请码。",
+		"signup.invite_optional": "可选：使用成员的邀请码将加入该成员的账户。",
+
+		"account.title": "登录与安全", "account.password": "修改密码", "account.password_submit": "修改密码",
+		"account.password_help": "修改密码后，你的其他会话都会结束。",
+		"account.sessions":      "会话",
+		"sessions.started":      "登录时间", "sessions.seen": "最近活动", "sessions.from": "来源", "sessions.agent": "浏览器",
+		"sessions.this": "当前会话", "sessions.end": "退出", "sessions.end_all": "在所有设备上退出",
+		"role.member": "成员", "role.operator": "运营者",
+
+		"dashboard.title": "概览", "dashboard.balance": "点数", "dashboard.ledger": "查看明细",
+		"dashboard.today": "今日发送（UTC）", "dashboard.attention": "需要你处理的任务",
+		"dashboard.uncertain_help": "平台可能已收到：请先核实再处理，不要重新发送。",
+		"dashboard.nothing":        "暂无需要处理的任务。",
+
+		"points.title": "点数", "points.balance": "余额：", "points.ledger": "明细", "points.empty": "暂无变动。",
+		"ledger.charge": "扣费", "ledger.refund": "退还", "ledger.adjust": "调整", "ledger.initial": "初始点数", "ledger.grant": "发放",
+
+		"bots.title": "机器人", "bots.empty": "还没有机器人：在下方创建一个。", "bots.new": "新建机器人", "bots.new_submit": "继续",
+		"bots.unnamed": "（未命名）",
+		"botnew.title": "新建机器人", "botnew.submit": "创建机器人", "botnew.guide": "配置指南：",
+		"bot.title": "机器人", "bot.rename": "名称", "bot.rename_submit": "重命名",
+		"bot.verify": "凭据检查", "bot.verify_help": "用平台开销最小的调用检查已保存的凭据是否可用。",
+		"bot.verify_submit": "立即检查", "bot.verify_first": "保存前先向平台验证凭据",
+		"bot.credentials":        "更换凭据",
+		"bot.credentials_help":   "已保存的凭据从不显示。请完整地重新填写；机器人的 id 不变，所有服务器在一秒内改用新凭据。",
+		"bot.credentials_submit": "更换",
+		"bot.config_json":        "配置（JSON）",
+		"bot.config_json_help":   "按该平台配置指南填写的配置，例如 {\"url\": \"…\"}。",
+		"bot.delete":             "删除机器人", "bot.delete_submit": "删除",
+		"bot.delete_help": "排队中的任务会被取消并退还点数；已完成的任务保留记录。",
+
+		"targets.title": "推送目标", "targets.empty": "还没有绑定目标。", "targets.no_bots": "请先创建机器人：",
+		"targets.bind": "邀请会话绑定", "targets.rename": "重命名", "targets.unbind": "解绑",
+		"type.user": "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
+
+		"bind.title": "邀请会话绑定", "bind.for_bot": "机器人", "bind.code": "绑定码",
+		"bind.send":    "在会话中发送：",
+		"bind.once":    "绑定码只在本页显示一次。",
+		"bind.link":    "或打开链接",
+		"bind.scan":    "用手机扫码，打开与机器人的会话。",
+		"bind.qr_alt":  "绑定会话的链接二维码",
+		"bind.waiting": "正在等待会话发送绑定码…",
+		"bind.bound":   "已绑定：%s。",
+		"bind.check":   "查看是否已绑定",
+		"bind.expires": "邀请过期时间",
+
+		"keys.title": "API 密钥", "keys.new_title": "你的新 API 密钥",
+		"keys.once": "请立即复制：密钥只显示这一次，Herald 只保存它的哈希。任何持有它的人都能以你的账户发送消息。",
+		"keys.hint": "密钥", "keys.expires": "过期时间", "keys.never": "永不过期", "keys.days": "%d 天后",
+		"keys.revoked": "已吊销", "keys.expired": "已过期", "keys.active": "有效", "keys.revoke": "吊销",
+		"keys.empty": "还没有密钥。", "keys.unnamed": "（未命名）", "keys.create": "新建密钥", "keys.create_submit": "生成密钥",
+		"keys.name_help": "用于区分密钥的名称，例如使用它的程序。",
+
+		"jobs.title": "任务", "jobs.state": "状态", "jobs.bot": "机器人", "jobs.target": "目标 id",
+		"jobs.since": "起始日期", "jobs.until": "结束日期", "jobs.key": "Idempotency-Key", "jobs.filter": "筛选",
+		"jobs.any": "全部", "jobs.empty": "没有符合条件的任务。",
+		"state.queued": "排队中", "state.running": "发送中", "state.succeeded": "成功", "state.failed": "失败",
+		"state.canceled": "已取消", "state.expired": "已过期", "state.uncertain": "待核实",
+		"format.text": "文本", "format.markdown": "Markdown", "format.image": "图片", "format.unknown": "未知",
+
+		"job.title": "任务", "job.attempts": "尝试次数", "job.answer": "平台消息 id", "job.reason": "原因",
+		"job.resolved_by": "处理人", "job.timeline": "时间线", "job.message": "消息",
+		"job.cancel": "取消", "job.cancel_help": "任务尚未开始：取消后退还点数。", "job.cancel_submit": "取消任务",
+		"job.resolve":         "处理这个待核实的任务",
+		"job.resolve_warning": "平台可能已收到这条消息。不要重新发送：请在会话中确认是否送达，再记录结果。",
+		"job.resolve_outcome": "核实结果", "job.resolve_succeeded": "已送达（成功）", "job.resolve_failed": "未送达（失败）",
+		"job.resolve_submit": "提交",
+
+		"accounts.title": "账户", "accounts.suspend": "停用", "accounts.activate": "启用", "accounts.grant": "发放",
+		"accounts.reason": "原因", "accounts.create": "新建账户", "accounts.create_submit": "创建账户",
+		"status.active": "正常", "status.suspended": "已停用",
+		"audit.title": "审计记录", "audit.actor": "操作者", "audit.action": "操作", "audit.object": "对象",
+
+		"col.actions": "操作", "col.address": "地址", "col.amount": "数量", "col.cost": "点数", "col.created": "创建时间",
+		"col.id": "id", "col.job": "任务", "col.kind": "类型", "col.name": "名称", "col.note": "备注", "col.platform": "平台",
+		"col.presence": "状态", "col.state": "状态", "col.status": "状态", "col.time": "时间", "col.type": "类型",
+		"list.next": "更早 →", "copy": "复制", "copied": "已复制",
+
+		"done.welcome": "欢迎：你的账户已就绪。", "done.password": "密码已修改；其他会话已结束。",
+		"done.session_ended": "该会话已退出。", "done.bot_created": "机器人已创建。",
+		"done.bot_renamed": "机器人已重命名。", "done.bot_verified": "平台已接受这些凭据。",
+		"done.bot_credentials": "新凭据已保存。", "done.bot_deleted": "机器人已删除。",
+		"done.target_renamed": "目标已重命名。", "done.target_unbound": "目标已解绑。",
+		"done.key_revoked": "密钥已吊销：此后会被拒绝。", "done.job_canceled": "任务已取消，点数已退还。",
+		"done.job_resolved": "任务已处理。", "done.account_created": "账户已创建。",
+		"done.account_active": "账户已启用。", "done.account_suspended": "账户已停用：其密钥与会话都会被拒绝。",
+		"done.points_granted": "点数已发放。",
+	}
+}

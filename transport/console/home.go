@@ -1,0 +1,83 @@
+package console
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+)
+
+// The dashboard and the points.
+func (c *Console) homeRoutes() {
+	c.mux.HandleFunc("GET /{$}", c.page(c.dashboard))
+	c.mux.HandleFunc("GET /points", c.page(c.pointsPage))
+}
+
+// stateCount is how many of today's jobs are in a state; More says there
+// are more than Count.
+type stateCount struct {
+	State push.State
+	Count int
+	More  bool
+}
+
+// dashboardView is the dashboard.
+type dashboardView struct {
+	*frame
+	Account   push.Account
+	Today     []stateCount
+	Uncertain []push.Job
+	Failed    []push.Job
+}
+
+// countPage is how many jobs of a state the dashboard counts at most.
+const countPage = push.MaxPageSize
+
+func (c *Console) dashboard(q *request) error {
+	ctx := q.r.Context()
+	a, err := c.eng.Accounts().Get(ctx, q.p, q.p.AccountID)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	since := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	v := &dashboardView{frame: c.newFrame(q, "dashboard.title", "dashboard"), Account: a}
+	for _, s := range push.States() {
+		pg, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, State: s, Since: since, Limit: countPage})
+		if err != nil {
+			return err
+		}
+		v.Today = append(v.Today, stateCount{State: s, Count: len(pg.Items), More: pg.Next != ""})
+	}
+	unc, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, State: push.StateUncertain, Limit: 10})
+	if err != nil {
+		return err
+	}
+	failed, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, State: push.StateFailed, Since: since, Limit: 10})
+	if err != nil {
+		return err
+	}
+	v.Uncertain, v.Failed = unc.Items, failed.Items
+	return c.render(q, http.StatusOK, "dashboard", v)
+}
+
+// pointsView is the balance and the ledger.
+type pointsView struct {
+	*frame
+	Account push.Account
+	Entries []push.LedgerEntry
+	Next    string
+}
+
+func (c *Console) pointsPage(q *request) error {
+	ctx := q.r.Context()
+	a, err := c.eng.Accounts().Get(ctx, q.p, q.p.AccountID)
+	if err != nil {
+		return err
+	}
+	pg, err := c.eng.Ledger().List(ctx, q.p, push.LedgerFilter{AccountID: q.p.AccountID, Limit: 50, Cursor: q.r.URL.Query().Get("cursor")})
+	if err != nil {
+		return err
+	}
+	return c.render(q, http.StatusOK, "points", &pointsView{frame: c.newFrame(q, "points.title", "points"), Account: a, Entries: pg.Items, Next: pg.Next})
+}
