@@ -49,6 +49,18 @@ func (c *Console) jobsPage(q *request) error {
 	if f.TargetID, err = optionalID(fv.Target, q.lang.t("jobs.target")); err != nil {
 		return err
 	}
+	// A filter naming another account's bot or target is a page that
+	// does not exist for this account, like the object's own page.
+	if f.BotID != 0 {
+		if _, err := c.eng.Bots().Get(ctx, q.p, f.BotID); err != nil {
+			return err
+		}
+	}
+	if f.TargetID != 0 {
+		if _, err := c.eng.Targets().Get(ctx, q.p, f.TargetID); err != nil {
+			return err
+		}
+	}
 	if f.Since, err = optionalDay(fv.Since, q.lang.t("jobs.since")); err != nil {
 		return err
 	}
