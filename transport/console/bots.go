@@ -148,12 +148,13 @@ func (c *Console) createBot(q *request) error {
 // botView is a bot's page. It never holds the bot's config.
 type botView struct {
 	*frame
-	Bot      push.Bot
-	Form     platformForm
-	Targets  []push.Target
-	Binds    bool // its platform binds chats by invite
-	Verified string
-	Error    string
+	Bot        push.Bot
+	Form       platformForm
+	Targets    []push.Target
+	Binds      bool // its platform binds chats by invite
+	HasTargets bool // its platform sends to targets (else to the bot's one destination)
+	Verified   string
+	Error      string
 }
 
 func (c *Console) botView(q *request) (*botView, error) {
@@ -171,6 +172,7 @@ func (c *Console) botView(q *request) (*botView, error) {
 	v.Form, _ = c.platformForm(q, b.Platform, nil)
 	pl, _ := c.eng.Platform(b.Platform)
 	if pl != nil && pl.Info().Targets {
+		v.HasTargets = true
 		ts, err := c.eng.Targets().List(ctx, q.p, push.TargetFilter{BotID: b.ID, Limit: push.MaxPageSize})
 		if err != nil {
 			return nil, err

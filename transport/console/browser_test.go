@@ -150,7 +150,7 @@ func (b *tab) open(path string) {
 // fill types into a field.
 func (b *tab) fill(sel, value string) {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.querySelector(` + strconv.Quote(sel) + `).value = ""`)); err != nil {
+	if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(sel)+`).value = ""`)); err != nil {
 		b.t.Fatalf("clear %s: %v", sel, err)
 	}
 	b.do("fill "+sel, chromedp.SendKeys(chromedp.CSS(sel), value))

@@ -65,7 +65,17 @@ func englishWords() map[string]string {
 
 		"targets.title": "Targets", "targets.empty": "No targets bound yet.", "targets.no_bots": "Make a bot first:",
 		"targets.bind": "Invite a chat", "targets.rename": "Rename", "targets.unbind": "Unbind",
-		"type.user": "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
+		"targets.test": "Send a test message", "test.text": "A test message from Herald's console: this chat receives what is sent here.",
+		"done.test_sent": "The test message is sent: its job is below.",
+		"people.title":   "People", "people.users": "Users", "people.role": "Role", "people.account": "Account",
+		"people.signed_in": "Last sign-in", "people.invites": "Invites", "people.anyone": "anyone", "people.used": "used",
+		"people.no_invites": "No invites yet.", "people.invite": "Invite someone", "people.invite_submit": "Make an invite",
+		"people.invite_new": "The new invite", "nav.people": "People",
+		"people.invite_once":        "Give this code or link to the person: it is shown only this once, and works once.",
+		"people.invite_email_help":  "Optional: only this address may sign up with the invite.",
+		"people.invite_new_account": "For a new account of its own (otherwise the person joins yours)",
+		"done.invite_revoked":       "The invite is revoked.",
+		"type.user":                 "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
 
 		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",
 		"bind.send":    "In the chat, send:",

@@ -65,7 +65,17 @@ func chineseWords() map[string]string {
 
 		"targets.title": "推送目标", "targets.empty": "还没有绑定目标。", "targets.no_bots": "请先创建机器人：",
 		"targets.bind": "邀请会话绑定", "targets.rename": "重命名", "targets.unbind": "解绑",
-		"type.user": "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
+		"targets.test": "发送测试消息", "test.text": "来自 Herald 控制台的测试消息：此会话可以收到推送。",
+		"done.test_sent": "测试消息已发送：下面是它的任务。",
+		"people.title":   "成员", "people.users": "用户", "people.role": "角色", "people.account": "账户",
+		"people.signed_in": "最近登录", "people.invites": "邀请", "people.anyone": "任何人", "people.used": "已使用",
+		"people.no_invites": "还没有邀请。", "people.invite": "邀请他人", "people.invite_submit": "生成邀请",
+		"people.invite_new": "新的邀请", "nav.people": "成员",
+		"people.invite_once":        "把邀请码或链接交给对方：只显示这一次，且只能使用一次。",
+		"people.invite_email_help":  "可选：只有这个邮箱可以用此邀请注册。",
+		"people.invite_new_account": "用于对方自己的新账户（否则对方加入你的账户）",
+		"done.invite_revoked":       "邀请已吊销。",
+		"type.user":                 "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
 
 		"bind.title": "邀请会话绑定", "bind.for_bot": "机器人", "bind.code": "绑定码",
 		"bind.send":    "在会话中发送：",

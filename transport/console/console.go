@@ -113,6 +113,7 @@ func (c *Console) routes() {
 	c.targetRoutes()
 	c.keyRoutes()
 	c.jobRoutes()
+	c.peopleRoutes()
 	c.operatorRoutes()
 	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, push.Errorf(push.NotFound, "page_not_found", "there is no page here: check the address, or start from the dashboard"))

@@ -98,6 +98,7 @@ type member struct {
 	target   push.Target
 	job      string
 	bind     push.NewBindCode
+	invite   push.Invite
 }
 
 func newMember(t *testing.T, h *testkit.Herald, name string) member {
@@ -117,11 +118,15 @@ func newMember(t *testing.T, h *testkit.Herald, name string) member {
 	if err != nil {
 		t.Fatal(err)
 	}
+	inv, _, err := h.Engine.Invites().Create(ctx, push.System(), push.InviteCreate{AccountID: a.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
 	jobs, err := h.Engine.Jobs().List(ctx, push.System(), push.JobFilter{AccountID: a.ID})
 	if err != nil || len(jobs.Items) != 1 {
 		t.Fatalf("jobs %v %v", jobs, err)
 	}
-	return member{acct: a, token: h.SignIn(t, name+"@example.com"), key: key, bot: bot, botToken: tok, target: target, job: jobs.Items[0].ID, bind: bc}
+	return member{acct: a, token: h.SignIn(t, name+"@example.com"), key: key, bot: bot, botToken: tok, target: target, job: jobs.Items[0].ID, bind: bc, invite: inv}
 }
 
 func newConsole(t *testing.T, opts ...testkit.Option) *testkit.Herald {
@@ -133,7 +138,7 @@ func newConsole(t *testing.T, opts ...testkit.Option) *testkit.Herald {
 func memberPages(m member) []string {
 	bot, target, bind := strconv.FormatInt(m.bot.ID, 10), strconv.FormatInt(m.target.ID, 10), strconv.FormatInt(m.bind.ID, 10)
 	return []string{"/", "/bots", "/bots/new?platform=telegram", "/bots/" + bot, "/targets", "/keys", "/jobs", "/jobs/" + m.job,
-		"/jobs?bot=" + bot + "&target=" + target, "/points", "/account", "/binds/" + bind}
+		"/jobs?bot=" + bot + "&target=" + target, "/points", "/account", "/people", "/binds/" + bind}
 }
 
 // TestSecurityHeaders: every answer of the console, pages, refusals and
@@ -288,10 +293,11 @@ func TestMemberCannotOpenAnotherMembersPages(t *testing.T) {
 	for _, path := range []string{"/bots/" + bot + "/rename", "/bots/" + bot + "/verify", "/bots/" + bot + "/credentials", "/bots/" + bot + "/delete",
 		"/bots/" + bot + "/bind", "/targets/" + target + "/rename", "/targets/" + target + "/unbind", "/keys/" + keyID + "/revoke",
 		"/jobs/" + a.job + "/cancel", "/jobs/" + a.job + "/resolve", "/ops/accounts/" + strconv.FormatInt(a.acct.ID, 10) + "/status",
-		"/ops/accounts/" + strconv.FormatInt(a.acct.ID, 10) + "/grant", "/account/sessions/1/end"} {
+		"/ops/accounts/" + strconv.FormatInt(a.acct.ID, 10) + "/grant", "/account/sessions/1/end", "/bots/" + bot + "/test",
+		"/invites/" + strconv.FormatInt(a.invite.ID, 10) + "/revoke"} {
 		t.Run("POST "+path, func(t *testing.T) {
 			p := asB.post(path, url.Values{"name": {"mine"}, "cfg.token": {"1:" + strings.Repeat("a", 35)}, "status": {"suspended"}, "amount": {"5"}, "reason": {"x"},
-				"outcome": {"failed"}}, "/keys")
+				"outcome": {"failed"}, "target": {target}, "nonce": {strings.Repeat("ab", 16)}}, "/keys")
 			if p.Status != http.StatusNotFound {
 				t.Fatalf("status %d, want 404:\n%s", p.Status, p.Body)
 			}
@@ -310,6 +316,12 @@ func TestMemberCannotOpenAnotherMembersPages(t *testing.T) {
 	}
 	if acct, err := h.Engine.Accounts().Get(ctx, push.System(), a.acct.ID); err != nil || acct.Status != push.AccountActive || acct.Points != a.acct.Points-1 {
 		t.Errorf("A's account: %+v %v", acct, err)
+	}
+	if inv, err := h.Engine.Invites().List(ctx, push.System(), push.InviteFilter{AccountID: a.acct.ID}); err != nil || !inv.Items[0].RevokedAt.IsZero() {
+		t.Errorf("A's invite: %+v %v", inv, err)
+	}
+	if n := len(h.Telegram.Messages()); n != 2 {
+		t.Errorf("%d messages sent, want the 2 of the members' own sends", n)
 	}
 	if _, err := h.Engine.Sessions().Authenticate(ctx, a.token); err != nil {
 		t.Errorf("A's session: %v", err)

@@ -2,6 +2,8 @@ package console
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -45,6 +47,14 @@ func (f *frame) Time(t time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05") + " UTC"
+}
+
+// Nonce is a fresh random value for a form whose sending must happen
+// once however often it is sent (it becomes an idempotency key).
+func (f *frame) Nonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // State names a job state in the page's language.

@@ -18,6 +18,7 @@ func (c *Console) targetRoutes() {
 	c.mux.HandleFunc("POST /bots/{id}/bind", c.page(c.createBindCode))
 	c.mux.HandleFunc("GET /binds/{id}", c.page(c.bindPage))
 	c.mux.HandleFunc("GET /binds/{id}/status", c.page(c.bindStatus))
+	c.mux.HandleFunc("POST /bots/{id}/test", c.page(c.sendTest))
 }
 
 // botTargets is a bot with its targets.
@@ -189,3 +190,30 @@ func targetPath(id int64) string { return "/targets#target-" + strconv.FormatInt
 
 // TargetLabel names the bound target.
 func (v *bindView) TargetLabel() string { return targetLabel(v.Target) }
+
+// sendTest sends a short text to a target of the bot (or, on a platform
+// without targets, to the bot's destination), charged as any send, then
+// shows its job. The form's nonce is the request's idempotency key: the
+// same form sent twice (a reload, a double click) sends once.
+func (c *Console) sendTest(q *request) error {
+	id, err := pathID(q, "bot")
+	if err != nil {
+		return err
+	}
+	var target int64
+	if v := q.r.PostFormValue("target"); v != "" {
+		if target, err = optionalID(v, q.lang.t("jobs.target")); err != nil {
+			return err
+		}
+	}
+	nonce := q.r.PostFormValue("nonce")
+	if len(nonce) != 32 {
+		return push.Errorf(push.Invalid, "form_expired", "this form is out of date: reload the page and send it again")
+	}
+	res, err := c.eng.Send(q.r.Context(), q.p, push.SendRequest{BotID: id, TargetID: target,
+		Message: push.Message{Type: push.MsgTypeText, Content: q.lang.t("test.text")}, IdempotencyKey: "console-test-" + nonce})
+	if err != nil {
+		return err
+	}
+	return q.redirect("/jobs/"+res.Jobs[0].ID, "test_sent")
+}

@@ -1,0 +1,185 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+)
+
+// The console's forms as a browser without JavaScript sends them.
+
+// TestSendATestMessage: the targets page's form sends one message to the
+// target, charged, and shows its job; the same form sent again (a reload)
+// sends nothing more.
+func TestSendATestMessage(t *testing.T) {
+	h := newConsole(t)
+	m := newMember(t, h, "acme")
+	b := newBrowserLike(t, h, m.token)
+	body := b.get("/targets").Body
+	nonce := regexp.MustCompile(`name="target" value="` + strconv.FormatInt(m.target.ID, 10) + `"><input type="hidden" name="nonce" value="([0-9a-f]{32})"`).FindStringSubmatch(body)
+	if nonce == nil {
+		t.Fatalf("no test form for the target:\n%s", body)
+	}
+	form := url.Values{"target": {strconv.FormatInt(m.target.ID, 10)}, "nonce": {nonce[1]}, "csrf": {formToken(t, body)}}
+	for i := range 2 {
+		p := b.post("/bots/"+strconv.FormatInt(m.bot.ID, 10)+"/test", form, "")
+		if p.Status != http.StatusOK || !strings.HasPrefix(p.URL, "/jobs/") || !strings.Contains(p.Body, "The test message is sent") || !strings.Contains(p.Body, `data-state="succeeded"`) {
+			t.Fatalf("send %d: %d at %s\n%s", i+1, p.Status, p.URL, p.Body)
+		}
+	}
+	msgs := h.Telegram.Messages()
+	if len(msgs) != 2 || msgs[1].ChatID != m.target.Address || !strings.Contains(msgs[1].Text, "test message") {
+		t.Fatalf("the platform received %+v, want the member's send and one test message", msgs)
+	}
+	if got := h.Balance(t, m.acct.ID); got != 98 {
+		t.Fatalf("balance %d, want 98", got)
+	}
+}
+
+// TestInviteIntoAccount: a member makes an invite (shown once, with its
+// sign-up link); a person signs up with it and joins the member's
+// account, on a server where sign-up needs an invite.
+func TestInviteIntoAccount(t *testing.T) {
+	h := newConsole(t, testkit.WithEngineOptions(func(o *push.Options) { o.Sessions.SignUp = push.SignUpInvite }))
+	m := newMember(t, h, "acme")
+	b := newBrowserLike(t, h, m.token)
+	p := b.post("/invites", url.Values{"email": {"grace@example.com"}}, "/people")
+	code := regexp.MustCompile(`<code id="invite-code">([A-Z0-9]+)</code>`).FindStringSubmatch(p.Body)
+	if p.Status != http.StatusCreated || code == nil || !strings.Contains(p.Body, h.Root+"/signup?invite="+code[1]) {
+		t.Fatalf("invite: %d\n%s", p.Status, p.Body)
+	}
+	if strings.Contains(b.get("/people").Body, code[1]) {
+		t.Fatal("the invite code is shown again")
+	}
+	visitor := newBrowserLike(t, h, "")
+	if p := visitor.get("/signup?invite=" + code[1]); p.Status != 200 || !strings.Contains(p.Body, `value="`+code[1]+`"`) {
+		t.Fatalf("the sign-up link: %d\n%s", p.Status, p.Body)
+	}
+	form := url.Values{"email": {"grace@example.com"}, "password": {"another long passphrase"}, "password2": {"another long passphrase"}}
+	if p := visitor.post("/signup", form, "/signup"); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "invite code") {
+		t.Fatalf("sign-up without the code: %d\n%s", p.Status, p.Body)
+	}
+	form.Set("invite", code[1])
+	if p := visitor.post("/signup", form, "/signup"); p.Status != 200 || p.URL != "/" || !strings.Contains(p.Body, "grace@example.com") {
+		t.Fatalf("sign-up with the code: %d at %s\n%s", p.Status, p.URL, p.Body)
+	}
+	us, err := h.Engine.Users().List(context.Background(), push.System(), push.UserFilter{AccountID: m.acct.ID})
+	if err != nil || len(us.Items) != 2 {
+		t.Fatalf("the account's users: %+v %v", us.Items, err)
+	}
+	// The code works once.
+	again := newBrowserLike(t, h, "")
+	form.Set("email", "eve@example.com")
+	if p := again.post("/signup", form, "/signup"); p.Status != http.StatusForbidden {
+		t.Fatalf("the code used again: %d", p.Status)
+	}
+}
+
+// TestOperatorPages: an operator makes an account, grants it points with a
+// reason, suspends it (its member's session ends at once), activates it,
+// and reads the audit trail; a member is answered 404 on those pages.
+func TestOperatorPages(t *testing.T) {
+	h := newConsole(t)
+	ctx := context.Background()
+	ops := h.Account(t, "ops")
+	h.User(t, ops.ID, "op@example.com", push.RoleOperator)
+	op := newBrowserLike(t, h, h.SignIn(t, "op@example.com"))
+	m := newMember(t, h, "acme")
+	member := newBrowserLike(t, h, m.token)
+	for _, path := range []string{"/ops/accounts", "/ops/audit"} {
+		if p := member.get(path); p.Status != http.StatusNotFound {
+			t.Fatalf("member: %s answers %d", path, p.Status)
+		}
+	}
+	if p := op.post("/ops/accounts", url.Values{"name": {"newco"}}, "/ops/accounts"); p.Status != 200 || !strings.Contains(p.Body, "newco") {
+		t.Fatalf("make an account: %d\n%s", p.Status, p.Body)
+	}
+	id := strconv.FormatInt(m.acct.ID, 10)
+	if p := op.post("/ops/accounts/"+id+"/grant", url.Values{"amount": {"50"}, "reason": {"invoice 11"}}, "/ops/accounts"); p.Status != 200 || h.Balance(t, m.acct.ID) != 149 {
+		t.Fatalf("grant: %d, balance %d\n%s", p.Status, h.Balance(t, m.acct.ID), p.Body)
+	}
+	if p := op.post("/ops/accounts/"+id+"/grant", url.Values{"amount": {"lots"}, "reason": {"x"}}, "/ops/accounts"); p.Status != http.StatusBadRequest || h.Balance(t, m.acct.ID) != 149 {
+		t.Fatalf("a bad amount: %d, balance %d", p.Status, h.Balance(t, m.acct.ID))
+	}
+	if p := member.get("/points"); !strings.Contains(p.Body, "invoice 11") {
+		t.Fatalf("the grant's reason is not in the member's ledger:\n%s", p.Body)
+	}
+	if p := op.post("/ops/accounts/"+id+"/status", url.Values{"status": {"suspended"}}, "/ops/accounts"); p.Status != 200 || !strings.Contains(p.Body, "suspended") {
+		t.Fatalf("suspend: %d\n%s", p.Status, p.Body)
+	}
+	if p := member.get("/keys"); p.URL != "/signin" || !strings.Contains(p.Body, "Your session has ended") {
+		t.Fatalf("the suspended member's page: %d at %s", p.Status, p.URL)
+	}
+	op.post("/ops/accounts/"+id+"/status", url.Values{"status": {"active"}}, "/ops/accounts")
+	if a, err := h.Engine.Accounts().Get(ctx, push.System(), m.acct.ID); err != nil || a.Status != push.AccountActive {
+		t.Fatalf("after activating: %+v %v", a, err)
+	}
+	audit := op.get("/ops/audit").Body
+	for _, want := range []string{"account.create", "op@example.com"} {
+		if !strings.Contains(audit, want) {
+			t.Errorf("the audit trail lacks %q", want)
+		}
+	}
+}
+
+// TestRefusalsSayWhatToDo: a form a person can fix comes back with the
+// engine's message and a 4xx, and changes nothing.
+func TestRefusalsSayWhatToDo(t *testing.T) {
+	h := newConsole(t)
+	m := newMember(t, h, "acme")
+	b := newBrowserLike(t, h, m.token)
+	botPath := "/bots/" + strconv.FormatInt(m.bot.ID, 10)
+	for _, tc := range []struct {
+		name, path string
+		form       url.Values
+		status     int
+		says       string
+	}{
+		{"wrong sign-in", "/signin", url.Values{"email": {"acme@example.com"}, "password": {"wrong"}}, 401, "the email or the password is wrong"},
+		{"empty bot name", botPath + "/rename", url.Values{"name": {""}}, 400, "name"},
+		{"bad token", "/bots", url.Values{"platform": {"telegram"}, "name": {"x"}, "cfg.token": {"nope"}}, 400, "token"},
+		{"unknown platform", "/bots", url.Values{"platform": {"carrier-pigeon"}, "name": {"x"}}, 400, "no platform"},
+		{"password mismatch", "/account/password", url.Values{"current": {testkit.Password}, "new": {"one long password"}, "new2": {"another"}}, 400, "differ"},
+		{"wrong current password", "/account/password", url.Values{"current": {"nope"}, "new": {"one long password"}, "new2": {"one long password"}}, 403, "current password is wrong"},
+		{"bad expiry", "/keys", url.Values{"expires": {"-3"}}, 400, "lifetimes"},
+		{"resolve a succeeded job", "/jobs/" + m.job + "/resolve", url.Values{"outcome": {"failed"}}, 409, "only uncertain jobs"},
+		{"cancel a succeeded job", "/jobs/" + m.job + "/cancel", nil, 409, "only queued jobs"},
+		{"bad job filter", "/jobs?since=yesterday", nil, 400, "not a date"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p page
+			if tc.form == nil && strings.Contains(tc.path, "?") {
+				p = b.get(tc.path)
+			} else {
+				if tc.form == nil {
+					tc.form = url.Values{}
+				}
+				tokenPage := "/keys"
+				if tc.path == "/signin" {
+					tokenPage = "/signin" // the form shown before sign-in
+				}
+				p = b.post(tc.path, tc.form, tokenPage)
+			}
+			if p.Status != tc.status || !strings.Contains(p.Body, tc.says) {
+				t.Fatalf("%d, want %d saying %q:\n%s", p.Status, tc.status, tc.says, p.Body)
+			}
+		})
+	}
+	ctx := context.Background()
+	if bot, err := h.Engine.Bots().Get(ctx, push.System(), m.bot.ID); err != nil || bot.Name != m.bot.Name {
+		t.Errorf("the bot changed: %+v %v", bot, err)
+	}
+	if bots, _ := h.Engine.Bots().List(ctx, push.System(), push.BotFilter{AccountID: m.acct.ID}); len(bots.Items) != 1 {
+		t.Errorf("%d bots", len(bots.Items))
+	}
+	if _, err := h.Engine.Sessions().Authenticate(ctx, m.token); err != nil {
+		t.Errorf("the session ended: %v", err)
+	}
+}
