@@ -211,6 +211,9 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 			if co.PublicURL == "" {
 				co.PublicURL = ho.PublicURL
 			}
+			if co.Health == nil && n.Metrics != nil {
+				co.Health = healthNumbers(n.Metrics, c.Workers)
+			}
 			con, err := console.New(eng, co)
 			if err != nil {
 				n.Close()

@@ -75,7 +75,10 @@ func englishWords() map[string]string {
 		"people.invite_email_help":  "Optional: only this address may sign up with the invite.",
 		"people.invite_new_account": "For a new account of its own (otherwise the person joins yours)",
 		"done.invite_revoked":       "The invite is revoked.",
-		"type.user":                 "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
+		"health.title":              "Service health", "nav.health": "Health", "health.metric": "Number", "health.labels": "Of", "health.value": "Value",
+		"health.help":    "The numbers /metrics serves: the backlog of queued and running jobs (in all and per platform), jobs settled by outcome, rate limit refusals, receiver failures, workers.",
+		"health.missing": "This server keeps no metrics.",
+		"type.user":      "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
 
 		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",
 		"bind.send":    "In the chat, send:",

@@ -8,6 +8,7 @@
 package console
 
 import (
+	"context"
 	"embed"
 	"html/template"
 	"io"
@@ -34,6 +35,9 @@ type Options struct {
 	PublicURL string
 	// DocsPath is the API documentation's page (default /api/docs).
 	DocsPath string
+	// Health, when set, gives the operators' health page its numbers
+	// (the ones /metrics serves).
+	Health func(ctx context.Context) ([]Number, error)
 }
 
 // Console is the web console's http.Handler.
@@ -47,6 +51,7 @@ type Console struct {
 	pages       map[string]*template.Template
 	mux         *http.ServeMux
 	static      http.Handler
+	health      func(ctx context.Context) ([]Number, error)
 }
 
 // New returns the console of eng. It parses its templates once.
@@ -58,7 +63,7 @@ func New(eng *push.Engine, opts Options) (*Console, error) {
 		opts.DocsPath = "/api/docs"
 	}
 	c := &Console{eng: eng, log: opts.Logger, publicURL: opts.PublicURL, docsPath: opts.DocsPath,
-		crossOrigin: http.NewCrossOriginProtection(), langs: newLanguages()}
+		crossOrigin: http.NewCrossOriginProtection(), langs: newLanguages(), health: opts.Health}
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
@@ -115,6 +120,7 @@ func (c *Console) routes() {
 	c.jobRoutes()
 	c.peopleRoutes()
 	c.operatorRoutes()
+	c.healthRoutes()
 	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, push.Errorf(push.NotFound, "page_not_found", "there is no page here: check the address, or start from the dashboard"))
 	})

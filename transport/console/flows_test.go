@@ -183,3 +183,28 @@ func TestRefusalsSayWhatToDo(t *testing.T) {
 		t.Errorf("the session ended: %v", err)
 	}
 }
+
+// TestHealthPage: an operator sees the numbers /metrics serves (the
+// backlog, jobs settled by outcome, the workers); a member gets 404.
+func TestHealthPage(t *testing.T) {
+	h := newConsole(t)
+	ops := h.Account(t, "ops")
+	h.User(t, ops.ID, "op@example.com", push.RoleOperator)
+	m := newMember(t, h, "acme")
+	if p := newBrowserLike(t, h, m.token).get("/ops/health"); p.Status != http.StatusNotFound {
+		t.Fatalf("member: %d", p.Status)
+	}
+	p := newBrowserLike(t, h, h.SignIn(t, "op@example.com")).get("/ops/health")
+	for _, want := range []string{
+		`<code>herald_backlog_jobs</code></td><td><code></code></td><td class="num">0</td>`,
+		`<code>herald_jobs_settled_total</code></td><td><code>platform=&#34;telegram&#34;,state=&#34;succeeded&#34;</code></td><td class="num">1</td>`,
+		`<code>herald_workers</code></td><td><code></code></td><td class="num">4</td>`,
+	} {
+		if !strings.Contains(p.Body, want) {
+			t.Errorf("the health page lacks %s", want)
+		}
+	}
+	if p.Status != 200 || t.Failed() {
+		t.Fatalf("%d\n%s", p.Status, p.Body)
+	}
+}
