@@ -351,6 +351,22 @@ func TestConsoleInChromium(t *testing.T) {
 	target := targets.Items[0]
 	b.open("/targets")
 	b.check("targets")
+	// A test message to the new target: its job page follows it live.
+	b.submit(`#target-`+strconv.FormatInt(target.ID, 10)+` form[action$="/test"] button`, "/jobs/")
+	b.waitFor(`#job-state[data-state="succeeded"]`, 10*time.Second)
+	if msgs := h.Telegram.Messages(); len(msgs) == 0 || msgs[len(msgs)-1].ChatID != "424242" || !strings.Contains(msgs[len(msgs)-1].Text, "test message") {
+		t.Fatalf("the chat received %+v", msgs)
+	}
+
+	// People: an invite into the account, shown once.
+	b.open("/people")
+	b.check("people")
+	b.fill("#invite-email", "grace@example.com")
+	b.submit(`form[action="/invites"] button[type=submit]`, "/invites")
+	if code := b.text("#invite-code"); len(code) < 8 || !strings.Contains(b.text("#invite-link"), "/signup?invite="+code) {
+		t.Fatalf("the new invite: %q %q", code, b.text("#invite-link"))
+	}
+	b.check("invite-new")
 
 	// A key, shown once.
 	b.open("/keys")
@@ -439,8 +455,8 @@ func TestConsoleInChromium(t *testing.T) {
 	if n := b.count(`tr.ledger-refund a[href="/jobs/` + queued.Data.JobID + `"]`); n != 1 {
 		t.Fatalf("%d refunds of the canceled job in the ledger, want 1", n)
 	}
-	if got, want := b.text("#balance"), strconv.FormatInt(h.Balance(t, acct), 10); got != want || want != "97" {
-		t.Fatalf("balance %q, engine %s, want 97 (100, four sends, one refund)", got, want)
+	if got, want := b.text("#balance"), strconv.FormatInt(h.Balance(t, acct), 10); got != want || want != "96" {
+		t.Fatalf("balance %q, engine %s, want 96 (100, five sends, one refund)", got, want)
 	}
 	b.check("points")
 	b.open("/account")
@@ -488,6 +504,25 @@ func TestConsoleInChromium(t *testing.T) {
 	if !strings.HasPrefix(b.location(), h.Root+"/signin?ended=1") {
 		t.Fatalf("after the suspension: at %s, want the sign-in page", b.location())
 	}
+
+	// An operator's pages: the account activated again, the audit trail,
+	// the service's health.
+	b.do("wide", chromedp.EmulateViewport(1280, 900))
+	ops := h.Account(t, "ops")
+	h.User(t, ops.ID, "op@example.com", push.RoleOperator)
+	b.fill("#email", "op@example.com")
+	b.fill("#password", testkit.Password)
+	b.submit(`form[action="/signin"] button[type=submit]`, "/keys")
+	b.open("/ops/accounts")
+	b.check("ops-accounts")
+	b.submit(`#account-`+strconv.FormatInt(acct, 10)+` form[action$="/status"] button`, "/ops/accounts")
+	if a, err := h.Engine.Accounts().Get(ctx, push.System(), acct); err != nil || a.Status != push.AccountActive {
+		t.Fatalf("after activating: %+v %v", a, err)
+	}
+	b.open("/ops/audit")
+	b.check("ops-audit")
+	b.open("/ops/health")
+	b.check("ops-health")
 
 	if out := b.outside(); len(out) > 0 {
 		t.Errorf("the console requested %v, outside the server", out)
