@@ -17,4 +17,6 @@ func (p *Provider) ConfigFields() []push.ConfigField {
 }
 
 // SetupGuide implements push.ConfigDescriber.
-func (p *Provider) SetupGuide() string { return "https://core.telegram.org/bots/tutorial#obtain-your-bot-token" }
+func (p *Provider) SetupGuide() string {
+	return "https://core.telegram.org/bots/tutorial#obtain-your-bot-token"
+}

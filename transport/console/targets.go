@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/heraldpush/herald/push"
@@ -185,8 +184,6 @@ func targetLabel(t push.Target) string {
 	}
 	return string(t.Type) + " " + t.Address
 }
-
-func targetPath(id int64) string { return "/targets#target-" + strconv.FormatInt(id, 10) }
 
 // TargetLabel names the bound target.
 func (v *bindView) TargetLabel() string { return targetLabel(v.Target) }
