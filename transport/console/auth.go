@@ -43,6 +43,11 @@ func (c *Console) signView(q *request, title string) *signView {
 }
 
 func (c *Console) signInPage(q *request) error {
+	if ck, err := q.r.Cookie(transport.SessionCookie); err == nil && ck.Value != "" {
+		if _, err := c.eng.Sessions().Authenticate(q.r.Context(), ck.Value); err == nil {
+			return q.redirect(localPath(q.r.URL.Query().Get("next")), "") // signed in already
+		}
+	}
 	return c.render(q, http.StatusOK, "signin", c.signView(q, "signin.title"))
 }
 

@@ -78,6 +78,7 @@ func englishWords() map[string]string {
 		"health.title":              "Service health", "nav.health": "Health", "health.metric": "Number", "health.labels": "Of", "health.value": "Value",
 		"health.help":    "The numbers /metrics serves: the backlog of queued and running jobs (in all and per platform), jobs settled by outcome, rate limit refusals, receiver failures, workers.",
 		"health.missing": "This server keeps no metrics.",
+		"people.new_account": "a new one",
 		"type.user":      "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
 
 		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",

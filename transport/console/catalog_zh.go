@@ -78,6 +78,7 @@ func chineseWords() map[string]string {
 		"health.title":              "服务状态", "nav.health": "服务状态", "health.metric": "指标", "health.labels": "维度", "health.value": "数值",
 		"health.help":    "与 /metrics 相同的数字：排队和发送中的任务积压（总数与各平台）、按结果统计的已结束任务、限流拒绝、接收失败、工作线程数。",
 		"health.missing": "此服务器没有记录指标。",
+		"people.new_account": "新账户",
 		"type.user":      "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
 
 		"bind.title": "邀请会话绑定", "bind.for_bot": "机器人", "bind.code": "绑定码",

@@ -121,6 +121,9 @@ func TestOperatorPages(t *testing.T) {
 	if a, err := h.Engine.Accounts().Get(ctx, push.System(), m.acct.ID); err != nil || a.Status != push.AccountActive {
 		t.Fatalf("after activating: %+v %v", a, err)
 	}
+	if p := op.get("/people"); !strings.Contains(p.Body, "acme@example.com") || !strings.Contains(p.Body, "op@example.com") {
+		t.Errorf("the operator's people page lacks another account's user:\n%s", p.Body)
+	}
 	audit := op.get("/ops/audit").Body
 	for _, want := range []string{"account.create", "op@example.com"} {
 		if !strings.Contains(audit, want) {
@@ -161,11 +164,11 @@ func TestRefusalsSayWhatToDo(t *testing.T) {
 				if tc.form == nil {
 					tc.form = url.Values{}
 				}
-				tokenPage := "/keys"
-				if tc.path == "/signin" {
-					tokenPage = "/signin" // the form shown before sign-in
+				if tc.path == "/signin" { // a form shown before sign-in
+					p = newBrowserLike(t, h, "").post(tc.path, tc.form, "/signin")
+				} else {
+					p = b.post(tc.path, tc.form, "/keys")
 				}
-				p = b.post(tc.path, tc.form, tokenPage)
 			}
 			if p.Status != tc.status || !strings.Contains(p.Body, tc.says) {
 				t.Fatalf("%d, want %d saying %q:\n%s", p.Status, tc.status, tc.says, p.Body)

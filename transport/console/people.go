@@ -32,11 +32,15 @@ type peopleView struct {
 
 func (c *Console) peopleView(q *request) (*peopleView, error) {
 	ctx := q.r.Context()
-	us, err := c.eng.Users().List(ctx, q.p, push.UserFilter{AccountID: q.p.AccountID, Limit: push.MaxPageSize})
+	account := q.p.AccountID
+	if q.p.Operator() {
+		account = 0 // every account's people and invites
+	}
+	us, err := c.eng.Users().List(ctx, q.p, push.UserFilter{AccountID: account, Limit: push.MaxPageSize})
 	if err != nil {
 		return nil, err
 	}
-	is, err := c.eng.Invites().List(ctx, q.p, push.InviteFilter{AccountID: q.p.AccountID, Limit: 100})
+	is, err := c.eng.Invites().List(ctx, q.p, push.InviteFilter{AccountID: account, Limit: 100})
 	if err != nil {
 		return nil, err
 	}
