@@ -211,3 +211,51 @@ func TestHealthPage(t *testing.T) {
 		t.Fatalf("%d\n%s", p.Status, p.Body)
 	}
 }
+
+// TestNewBotFormOfEveryPlatform: every platform's new-bot form renders,
+// from its described fields (each labeled and explained, in both
+// languages) or as a JSON config; a secret field is a password input.
+func TestNewBotFormOfEveryPlatform(t *testing.T) {
+	h := newConsole(t)
+	m := newMember(t, h, "acme")
+	b := newBrowserLike(t, h, m.token)
+	described := 0
+	for _, name := range h.Engine.PlatformNames() {
+		for _, lang := range []string{"en", "zh"} {
+			t.Run(name+"/"+lang, func(t *testing.T) {
+				b.get("/lang/" + lang)
+				p := b.get("/bots/new?platform=" + name)
+				if p.Status != 200 || !tokenRe.MatchString(p.Body) {
+					t.Fatalf("%d\n%s", p.Status, p.Body)
+				}
+				pl, _ := h.Engine.Platform(name)
+				d, ok := pl.(push.ConfigDescriber)
+				if !ok {
+					if !strings.Contains(p.Body, `<textarea id="config" name="config"`) {
+						t.Fatalf("no JSON config field:\n%s", p.Body)
+					}
+					return
+				}
+				described++
+				if !strings.Contains(p.Body, `href="`+d.SetupGuide()+`"`) {
+					t.Errorf("no link to the setup guide %s", d.SetupGuide())
+				}
+				for _, f := range d.ConfigFields() {
+					id := "cfg-" + f.Name
+					if !strings.Contains(p.Body, `<label for="`+id+`">`) || !strings.Contains(p.Body, `<p id="`+id+`-help" class="help">`) {
+						t.Errorf("field %s is not labeled and explained", f.Name)
+					}
+					if strings.Contains(p.Body, `<p id="`+id+`-help" class="help"></p>`) || strings.Contains(p.Body, "field."+name+"."+f.Name) {
+						t.Errorf("field %s has no words in %s", f.Name, lang)
+					}
+					if f.Secret && !strings.Contains(p.Body, `id="`+id+`" name="cfg.`+f.Name+`" type="password"`) {
+						t.Errorf("secret field %s is not a password input", f.Name)
+					}
+				}
+			})
+		}
+	}
+	if described < 5 {
+		t.Fatalf("only %d platform forms are made from described fields", described/2)
+	}
+}
