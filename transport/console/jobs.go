@@ -123,6 +123,24 @@ type jobView struct {
 	Job     push.Job
 	History []push.JobEvent
 	Error   string
+	// BotName and TargetName name the job's bot and target while they
+	// exist (a deleted bot or an unbound target keeps its jobs).
+	BotName, TargetName string
+}
+
+// jobView makes a job's page, naming its bot and target.
+func (c *Console) jobView(q *request, j push.Job) *jobView {
+	v := &jobView{frame: c.newFrame(q, "job.title", "jobs"), Job: j, History: j.History()}
+	ctx := q.r.Context()
+	if b, err := c.eng.Bots().Get(ctx, q.p, j.BotID); err == nil {
+		v.BotName = b.Name
+	}
+	if j.TargetID != 0 {
+		if t, err := c.eng.Targets().Get(ctx, q.p, j.TargetID); err == nil {
+			v.TargetName = targetLabel(t)
+		}
+	}
+	return v
 }
 
 func (c *Console) job(q *request) (push.Job, error) {
@@ -134,7 +152,7 @@ func (c *Console) jobPage(q *request) error {
 	if err != nil {
 		return err
 	}
-	return c.render(q, http.StatusOK, "job", &jobView{frame: c.newFrame(q, "job.title", "jobs"), Job: j, History: j.History()})
+	return c.render(q, http.StatusOK, "job", c.jobView(q, j))
 }
 
 // jobState answers the job page's script: the job's state, so the page
@@ -154,7 +172,7 @@ func (c *Console) cancelJob(q *request) error {
 		return err
 	}
 	if _, err := c.eng.Jobs().Cancel(q.r.Context(), q.p, j.ID); err != nil {
-		v := &jobView{frame: c.newFrame(q, "job.title", "jobs"), Job: j, History: j.History()}
+		v := c.jobView(q, j)
 		return c.formError(q, "job", v, &v.Error, err)
 	}
 	return q.redirect("/jobs/"+url.PathEscape(j.ID), "job_canceled")
@@ -167,7 +185,7 @@ func (c *Console) resolveJob(q *request) error {
 	}
 	outcome := push.State(q.r.PostFormValue("outcome"))
 	if _, err := c.eng.Jobs().Resolve(q.r.Context(), q.p, j.ID, outcome, q.r.PostFormValue("note")); err != nil {
-		v := &jobView{frame: c.newFrame(q, "job.title", "jobs"), Job: j, History: j.History()}
+		v := c.jobView(q, j)
 		return c.formError(q, "job", v, &v.Error, err)
 	}
 	return q.redirect("/jobs/"+url.PathEscape(j.ID), "job_resolved")
