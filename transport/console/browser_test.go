@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/heraldpush/herald/internal/fake"
@@ -231,6 +233,12 @@ func (b *tab) check(name string) {
 	for _, v := range bad {
 		b.t.Errorf("page %s (%s): %s", name, b.location(), v)
 	}
+	b.shot(name)
+}
+
+// shot saves a screenshot of the page under name.
+func (b *tab) shot(name string) {
+	b.t.Helper()
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
@@ -527,4 +535,40 @@ func TestConsoleInChromium(t *testing.T) {
 	if out := b.outside(); len(out) > 0 {
 		t.Errorf("the console requested %v, outside the server", out)
 	}
+}
+
+// TestConsoleWithoutJavaScript: with scripts off in Chromium, the forms
+// still work and an invite's page turns bound by refreshing itself.
+func TestConsoleWithoutJavaScript(t *testing.T) {
+	h := newConsole(t)
+	m := newMember(t, h, "acme")
+	b := newTab(t, h.Root)
+	b.do("scripts off", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+	b.open("/signin")
+	b.fill("#email", "acme@example.com")
+	b.fill("#password", testkit.Password)
+	b.submit(`form[action="/signin"] button[type=submit]`, "/")
+	if b.count("html.js") != 0 {
+		t.Fatal("the console's script ran: scripts are not off")
+	}
+	// A key, shown once, without the copy button.
+	b.open("/keys")
+	b.submit(`form[action="/keys"] button[type=submit]`, "/keys")
+	if key := b.text("#new-key"); len(key) < 20 || b.eval(`getComputedStyle(document.querySelector("#new-key + button")).display === "none" ? 1 : 0`) != 1 {
+		t.Fatalf("the new key %q, or a copy button that cannot work is shown", key)
+	}
+	// An invite: the code's page, then the page that refreshes itself.
+	b.open("/bots/" + strconv.FormatInt(m.bot.ID, 10))
+	b.submit(`form[action$="/bind"] button`, "/bots/")
+	code := b.text("#bind-code")
+	b.submit(`a[href^="/binds/"]`, "/binds/")
+	h.Telegram.Write(m.botToken, fake.TelegramChat{ID: 515151, Type: "private", Name: "Lin"}, "/start "+code)
+	b.waitFor(`#bind-status.ok`, 15*time.Second)
+	if got := b.text("#bind-status"); !strings.Contains(got, "Bound") {
+		t.Fatalf("the invite's page: %q", got)
+	}
+	b.shot("bind-bound-nojs") // axe-core needs scripts; the same page is checked in TestConsoleInChromium
 }
