@@ -89,7 +89,12 @@ func englishWords() map[string]string {
 		"health.help":        "The numbers /metrics serves: the backlog of queued and running jobs (in all and per platform), jobs settled by outcome, rate limit refusals, receiver failures, workers.",
 		"health.missing":     "This server keeps no metrics.",
 		"people.new_account": "a new one",
-		"type.user":          "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
+		"people.reset":       "Reset the password", "people.remove": "Remove",
+		"people.password_new":  "The new password of %s",
+		"people.password_once": "Give it to the person: it is shown only this once. Their sessions have ended; they can change it once signed in.",
+		"error.remove_self":    "You cannot remove yourself: ask another member or an operator.",
+		"done.user_removed":    "The user is removed; their sessions have ended.",
+		"type.user":            "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
 
 		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",
 		"bind.send":    "In the chat, send:",

@@ -89,7 +89,12 @@ func chineseWords() map[string]string {
 		"health.help":        "与 /metrics 相同的数字：排队和发送中的任务积压（总数与各平台）、按结果统计的已结束任务、限流拒绝、接收失败、工作线程数。",
 		"health.missing":     "此服务器没有记录指标。",
 		"people.new_account": "新账户",
-		"type.user":          "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
+		"people.reset":       "重置密码", "people.remove": "移除",
+		"people.password_new":  "%s 的新密码",
+		"people.password_once": "请交给对方：只显示这一次。对方的会话已全部结束，登录后可以自行修改。",
+		"error.remove_self":    "不能移除你自己：请让其他成员或运营者操作。",
+		"done.user_removed":    "用户已移除，其会话已结束。",
+		"type.user":            "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
 
 		"bind.title": "邀请会话绑定", "bind.for_bot": "机器人", "bind.code": "绑定码",
 		"bind.send":    "在会话中发送：",

@@ -99,13 +99,14 @@ type member struct {
 	job      string
 	bind     push.NewBindCode
 	invite   push.Invite
+	user     int64
 }
 
 func newMember(t *testing.T, h *testkit.Herald, name string) member {
 	t.Helper()
 	ctx := context.Background()
 	a := h.Account(t, name)
-	h.User(t, a.ID, name+"@example.com", push.RoleMember)
+	u := h.User(t, a.ID, name+"@example.com", push.RoleMember)
 	tok := h.Telegram.NewBot()
 	bot := h.PlatformBot(t, a.ID, "telegram", map[string]any{"token": tok, "api_base": h.Telegram.URL(), "receive": "poll"})
 	target := h.Target(t, bot.ID, push.TargetUser, "")
@@ -126,7 +127,7 @@ func newMember(t *testing.T, h *testkit.Herald, name string) member {
 	if err != nil || len(jobs.Items) != 1 {
 		t.Fatalf("jobs %v %v", jobs, err)
 	}
-	return member{acct: a, token: h.SignIn(t, name+"@example.com"), key: key, bot: bot, botToken: tok, target: target, job: jobs.Items[0].ID, bind: bc, invite: inv}
+	return member{acct: a, token: h.SignIn(t, name+"@example.com"), key: key, bot: bot, botToken: tok, target: target, job: jobs.Items[0].ID, bind: bc, invite: inv, user: u.ID}
 }
 
 func newConsole(t *testing.T, opts ...testkit.Option) *testkit.Herald {
@@ -294,7 +295,8 @@ func TestMemberCannotOpenAnotherMembersPages(t *testing.T) {
 		"/bots/" + bot + "/bind", "/targets/" + target + "/rename", "/targets/" + target + "/unbind", "/keys/" + keyID + "/revoke",
 		"/jobs/" + a.job + "/cancel", "/jobs/" + a.job + "/resolve", "/ops/accounts/" + strconv.FormatInt(a.acct.ID, 10) + "/status",
 		"/ops/accounts/" + strconv.FormatInt(a.acct.ID, 10) + "/grant", "/account/sessions/1/end", "/bots/" + bot + "/test",
-		"/invites/" + strconv.FormatInt(a.invite.ID, 10) + "/revoke"} {
+		"/invites/" + strconv.FormatInt(a.invite.ID, 10) + "/revoke", "/users/" + strconv.FormatInt(a.user, 10) + "/remove",
+		"/users/" + strconv.FormatInt(a.user, 10) + "/password"} {
 		t.Run("POST "+path, func(t *testing.T) {
 			p := asB.post(path, url.Values{"name": {"mine"}, "cfg.token": {"1:" + strings.Repeat("a", 35)}, "status": {"suspended"}, "amount": {"5"}, "reason": {"x"},
 				"outcome": {"failed"}, "target": {target}, "nonce": {strings.Repeat("ab", 16)}}, "/keys")
@@ -322,6 +324,9 @@ func TestMemberCannotOpenAnotherMembersPages(t *testing.T) {
 	}
 	if n := len(h.Telegram.Messages()); n != 2 {
 		t.Errorf("%d messages sent, want the 2 of the members' own sends", n)
+	}
+	if _, err := h.Engine.Users().Get(ctx, push.System(), a.user); err != nil {
+		t.Errorf("A's user: %v", err)
 	}
 	if _, err := h.Engine.Sessions().Authenticate(ctx, a.token); err != nil {
 		t.Errorf("A's session: %v", err)

@@ -124,6 +124,30 @@ func TestOperatorPages(t *testing.T) {
 	if p := op.get("/people"); !strings.Contains(p.Body, "acme@example.com") || !strings.Contains(p.Body, "op@example.com") {
 		t.Errorf("the operator's people page lacks another account's user:\n%s", p.Body)
 	}
+	// A reset password is shown once and works; the user's sessions end.
+	users, _ := h.Engine.Users().List(ctx, push.System(), push.UserFilter{AccountID: m.acct.ID})
+	uid := strconv.FormatInt(users.Items[0].ID, 10)
+	p := op.post("/users/"+uid+"/password", url.Values{}, "/people")
+	pw := regexp.MustCompile(`<code id="new-password">([^<]+)</code>`).FindStringSubmatch(p.Body)
+	if p.Status != 200 || pw == nil {
+		t.Fatalf("reset: %d\n%s", p.Status, p.Body)
+	}
+	if strings.Contains(op.get("/people").Body, pw[1]) {
+		t.Fatal("the new password is shown again")
+	}
+	_, memberToken, _, err := h.Engine.Sessions().SignIn(ctx, push.SignIn{Email: "acme@example.com", Password: pw[1], Address: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("sign in with the new password: %v", err)
+	}
+	// A member cannot reset passwords, even its own account's, and
+	// nobody removes themselves.
+	if p := newBrowserLike(t, h, memberToken).post("/users/"+uid+"/password", url.Values{}, "/people"); p.Status != http.StatusForbidden {
+		t.Fatalf("a member resets a password: %d", p.Status)
+	}
+	self, _ := h.Engine.Users().List(ctx, push.System(), push.UserFilter{AccountID: ops.ID})
+	if p := op.post("/users/"+strconv.FormatInt(self.Items[0].ID, 10)+"/remove", url.Values{}, "/people"); p.Status != http.StatusBadRequest {
+		t.Fatalf("removing oneself: %d", p.Status)
+	}
 	audit := op.get("/ops/audit").Body
 	for _, want := range []string{"account.create", "op@example.com"} {
 		if !strings.Contains(audit, want) {

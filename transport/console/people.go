@@ -15,6 +15,8 @@ func (c *Console) peopleRoutes() {
 	c.mux.HandleFunc("GET /people", c.page(c.peoplePage))
 	c.mux.HandleFunc("POST /invites", c.page(c.createInvite))
 	c.mux.HandleFunc("POST /invites/{id}/revoke", c.page(c.revokeInvite))
+	c.mux.HandleFunc("POST /users/{id}/remove", c.page(c.removeUser))
+	c.mux.HandleFunc("POST /users/{id}/password", c.page(c.resetPassword))
 }
 
 // peopleView is the users and the invites, and a new invite's code on the
@@ -28,6 +30,11 @@ type peopleView struct {
 	Link    string
 	Email   string
 	Error   string
+	// Reset is the user whose password was reset, and Password the new
+	// one, on the page that reset it (never again).
+	Reset    push.User
+	Password string
+	Self     int64 // the signed-in user
 }
 
 func (c *Console) peopleView(q *request) (*peopleView, error) {
@@ -47,7 +54,7 @@ func (c *Console) peopleView(q *request) (*peopleView, error) {
 	for i := range us.Items {
 		us.Items[i].PasswordHash = "" // never rendered, not even by mistake
 	}
-	return &peopleView{frame: c.newFrame(q, "people.title", "people"), Users: us.Items, Invites: is.Items, Now: time.Now()}, nil
+	return &peopleView{frame: c.newFrame(q, "people.title", "people"), Users: us.Items, Invites: is.Items, Now: time.Now(), Self: q.p.UserID}, nil
 }
 
 func (c *Console) peoplePage(q *request) error {
@@ -99,4 +106,43 @@ func (c *Console) origin(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
+}
+
+func (c *Console) removeUser(q *request) error {
+	id, err := pathID(q, "user")
+	if err != nil {
+		return err
+	}
+	if id == q.p.UserID {
+		return push.Errorf(push.Invalid, "remove_self", "%s", q.lang.t("error.remove_self"))
+	}
+	if err := c.eng.Users().Remove(q.r.Context(), q.p, id); err != nil {
+		return err
+	}
+	return q.redirect("/people", "user_removed")
+}
+
+// resetPassword gives a user a new password (operators), shown once; the
+// user's sessions end.
+func (c *Console) resetPassword(q *request) error {
+	id, err := pathID(q, "user")
+	if err != nil {
+		return err
+	}
+	ctx := q.r.Context()
+	u, err := c.eng.Users().Get(ctx, q.p, id)
+	if err != nil {
+		return err
+	}
+	pw, err := c.eng.Users().ResetPassword(ctx, q.p, id)
+	if err != nil {
+		return err
+	}
+	v, err := c.peopleView(q)
+	if err != nil {
+		return err
+	}
+	u.PasswordHash = ""
+	v.Reset, v.Password = u, pw
+	return c.render(q, http.StatusOK, "people", v)
 }
