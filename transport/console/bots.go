@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldpush/herald/push"
 )
@@ -153,8 +154,8 @@ type botView struct {
 	Targets    []push.Target
 	Binds      bool // its platform binds chats by invite
 	HasTargets bool // its platform sends to targets (else to the bot's one destination)
-	Verified   string
 	Error      string
+	Codes      []push.BindCode // the bot's invites that can still bind
 }
 
 func (c *Console) botView(q *request) (*botView, error) {
@@ -179,6 +180,18 @@ func (c *Console) botView(q *request) (*botView, error) {
 		}
 		v.Targets = ts.Items
 		_, v.Binds = pl.(push.EventSource)
+	}
+	if v.Binds {
+		cs, err := c.eng.BindCodes().List(ctx, q.p, push.BindCodeFilter{BotID: b.ID, Limit: 100})
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		for _, bc := range cs.Items {
+			if bc.Usable(now) {
+				v.Codes = append(v.Codes, bc)
+			}
+		}
 	}
 	return v, nil
 }

@@ -94,7 +94,8 @@ func englishWords() map[string]string {
 		"people.password_once": "Give it to the person: it is shown only this once. Their sessions have ended; they can change it once signed in.",
 		"error.remove_self":    "You cannot remove yourself: ask another member or an operator.",
 		"done.user_removed":    "The user is removed; their sessions have ended.",
-		"type.user":            "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
+		"bot.codes":            "Invites that can still bind", "bot.uses_left": "Chats left", "done.bind_revoked": "The invite is revoked.",
+		"type.user": "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
 
 		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",
 		"bind.send":    "In the chat, send:",

@@ -296,7 +296,7 @@ func TestMemberCannotOpenAnotherMembersPages(t *testing.T) {
 		"/jobs/" + a.job + "/cancel", "/jobs/" + a.job + "/resolve", "/ops/accounts/" + strconv.FormatInt(a.acct.ID, 10) + "/status",
 		"/ops/accounts/" + strconv.FormatInt(a.acct.ID, 10) + "/grant", "/account/sessions/1/end", "/bots/" + bot + "/test",
 		"/invites/" + strconv.FormatInt(a.invite.ID, 10) + "/revoke", "/users/" + strconv.FormatInt(a.user, 10) + "/remove",
-		"/users/" + strconv.FormatInt(a.user, 10) + "/password"} {
+		"/users/" + strconv.FormatInt(a.user, 10) + "/password", "/binds/" + bind + "/revoke"} {
 		t.Run("POST "+path, func(t *testing.T) {
 			p := asB.post(path, url.Values{"name": {"mine"}, "cfg.token": {"1:" + strings.Repeat("a", 35)}, "status": {"suspended"}, "amount": {"5"}, "reason": {"x"},
 				"outcome": {"failed"}, "target": {target}, "nonce": {strings.Repeat("ab", 16)}}, "/keys")
@@ -324,6 +324,9 @@ func TestMemberCannotOpenAnotherMembersPages(t *testing.T) {
 	}
 	if n := len(h.Telegram.Messages()); n != 2 {
 		t.Errorf("%d messages sent, want the 2 of the members' own sends", n)
+	}
+	if bc, err := h.Engine.BindCodes().Get(ctx, push.System(), a.bind.ID); err != nil || !bc.RevokedAt.IsZero() {
+		t.Errorf("A's bind code: %+v %v", bc, err)
 	}
 	if _, err := h.Engine.Users().Get(ctx, push.System(), a.user); err != nil {
 		t.Errorf("A's user: %v", err)

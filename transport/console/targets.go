@@ -17,6 +17,7 @@ func (c *Console) targetRoutes() {
 	c.mux.HandleFunc("POST /bots/{id}/bind", c.page(c.createBindCode))
 	c.mux.HandleFunc("GET /binds/{id}", c.page(c.bindPage))
 	c.mux.HandleFunc("GET /binds/{id}/status", c.page(c.bindStatus))
+	c.mux.HandleFunc("POST /binds/{id}/revoke", c.page(c.revokeBindCode))
 	c.mux.HandleFunc("POST /bots/{id}/test", c.page(c.sendTest))
 }
 
@@ -213,4 +214,16 @@ func (c *Console) sendTest(q *request) error {
 		return err
 	}
 	return q.redirect("/jobs/"+res.Jobs[0].ID, "test_sent")
+}
+
+func (c *Console) revokeBindCode(q *request) error {
+	id, err := pathID(q, "invite")
+	if err != nil {
+		return err
+	}
+	bc, err := c.eng.BindCodes().Revoke(q.r.Context(), q.p, id)
+	if err != nil {
+		return err
+	}
+	return q.redirect(botPath(bc.BotID), "bind_revoked")
 }
