@@ -14,7 +14,9 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
@@ -81,6 +83,7 @@ type tab struct {
 
 	mu       sync.Mutex
 	requests []string
+	problems []string // the browser's errors: CSP refusals, script exceptions
 }
 
 func newTab(t *testing.T, root string) *tab {
@@ -118,10 +121,17 @@ func newTab(t *testing.T, root string) *tab {
 		t.Fatalf("start chromium: %v", err)
 	}
 	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
-			b.mu.Lock()
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
 			b.requests = append(b.requests, e.Request.URL)
-			b.mu.Unlock()
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError && e.Entry.Source != cdplog.EntrySourceNetwork {
+				b.problems = append(b.problems, string(e.Entry.Source)+": "+e.Entry.Text+" at "+e.Entry.URL)
+			}
+		case *runtime.EventExceptionThrown:
+			b.problems = append(b.problems, "exception: "+e.ExceptionDetails.Text+" "+e.ExceptionDetails.URL)
 		}
 	}); err != nil {
 		t.Fatal(err)
@@ -258,6 +268,9 @@ func (b *tab) outside() []string {
 		if !strings.HasPrefix(u, b.root+"/") && u != "about:blank" && !strings.HasPrefix(u, "data:") {
 			out = append(out, u)
 		}
+	}
+	for _, p := range b.problems {
+		b.t.Errorf("the browser reported: %s", p)
 	}
 	if !slices.ContainsFunc(b.requests, func(u string) bool { return strings.HasPrefix(u, b.root+"/static/console.js") }) {
 		b.t.Errorf("the console's own script was never requested (%d requests seen): the network listener does not work", len(b.requests))
