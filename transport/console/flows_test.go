@@ -283,3 +283,25 @@ func TestNewBotFormOfEveryPlatform(t *testing.T) {
 		t.Fatalf("only %d platform forms are made from described fields", described/2)
 	}
 }
+
+// TestPagesAreRateLimited: a person's pages count against the per-person
+// rate limit of the management API; past it, a 429 page says when to come
+// back, and nothing is done.
+func TestPagesAreRateLimited(t *testing.T) {
+	h := newConsole(t, testkit.WithLimits(push.Limits{RatePerMinute: 5}))
+	m := newMember(t, h, "acme")
+	b := newBrowserLike(t, h, m.token)
+	for i := range 5 {
+		if p := b.get("/keys"); p.Status != 200 {
+			t.Fatalf("page %d: %d", i+1, p.Status)
+		}
+	}
+	p := b.get("/keys")
+	if p.Status != http.StatusTooManyRequests || p.Header.Get("Retry-After") == "" || !strings.Contains(p.Body, "too many requests") {
+		t.Fatalf("past the limit: %d %v\n%s", p.Status, p.Header, p.Body)
+	}
+	// The invite's status, which its page polls, is not counted.
+	if p := b.get("/binds/" + strconv.FormatInt(m.bind.ID, 10) + "/status"); p.Status != 200 || !strings.Contains(p.Body, `"bound":false`) {
+		t.Fatalf("the polled status: %d %s", p.Status, p.Body)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,6 +70,17 @@ func (c *Console) page(h handler) http.HandlerFunc {
 		}
 		p.Address = clientAddress(r)
 		q.p, q.signedIn, q.csrf = p, true, sessionCSRF(ck.Value)
+		// A person's pages count against the same per-person rate limit as
+		// the management API; the small JSON answers pages poll do not.
+		if !strings.HasSuffix(r.URL.Path, "/status") && !strings.HasSuffix(r.URL.Path, "/state") {
+			if _, err := c.eng.Keys().Admit(r.Context(), p); err != nil {
+				if wait := push.RetryAfterOf(err); wait > 0 {
+					w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)))
+				}
+				c.fail(w, r, err)
+				return
+			}
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !c.formTokenOK(q) {
 			return
 		}
