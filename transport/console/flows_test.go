@@ -305,3 +305,40 @@ func TestPagesAreRateLimited(t *testing.T) {
 		t.Fatalf("the polled status: %d %s", p.Status, p.Body)
 	}
 }
+
+// TestSessionsAndPassword: the account page ends one other session, the
+// password change ends the others and keeps this one, and "sign out
+// everywhere" ends them all.
+func TestSessionsAndPassword(t *testing.T) {
+	h := newConsole(t)
+	m := newMember(t, h, "acme")
+	ctx := context.Background()
+	other, third := h.SignIn(t, "acme@example.com"), h.SignIn(t, "acme@example.com")
+	b := newBrowserLike(t, h, m.token)
+	alive := func(tok string) bool { _, err := h.Engine.Sessions().Authenticate(ctx, tok); return err == nil }
+	sessions, err := h.Engine.Sessions().List(ctx, push.Principal{AccountID: m.acct.ID, UserID: m.user, Role: push.RoleMember}, push.SessionFilter{})
+	if err != nil || len(sessions.Items) != 3 {
+		t.Fatalf("sessions: %+v %v", sessions.Items, err)
+	}
+	body := b.get("/account").Body
+	if n := strings.Count(body, `action="/account/sessions/`); n != 4 { // three sessions and "everywhere"
+		t.Fatalf("%d session forms on the account page, want 4", n)
+	}
+	// The newest listed first is the third sign-in: end it.
+	if p := b.post("/account/sessions/"+strconv.FormatInt(sessions.Items[0].ID, 10)+"/end", url.Values{}, "/account"); p.Status != 200 || p.URL != "/account" {
+		t.Fatalf("end a session: %d at %s", p.Status, p.URL)
+	}
+	if alive(third) || !alive(other) || !alive(m.token) {
+		t.Fatalf("after ending one: third %v, other %v, this %v", alive(third), alive(other), alive(m.token))
+	}
+	form := url.Values{"current": {testkit.Password}, "new": {"a brand new passphrase"}, "new2": {"a brand new passphrase"}}
+	if p := b.post("/account/password", form, "/account"); p.Status != 200 || !strings.Contains(p.Body, "Your password is changed") {
+		t.Fatalf("change the password: %d\n%s", p.Status, p.Body)
+	}
+	if alive(other) || !alive(m.token) {
+		t.Fatalf("after the change: other %v, this %v", alive(other), alive(m.token))
+	}
+	if p := b.post("/account/sessions/end-all", url.Values{}, "/account"); p.URL != "/signin" || alive(m.token) {
+		t.Fatalf("everywhere: at %s, this session alive %v", p.URL, alive(m.token))
+	}
+}
