@@ -95,7 +95,8 @@ func englishWords() map[string]string {
 		"error.remove_self":    "You cannot remove yourself: ask another member or an operator.",
 		"done.user_removed":    "The user is removed; their sessions have ended.",
 		"bot.codes":            "Invites that can still bind", "bot.uses_left": "Chats left", "done.bind_revoked": "The invite is revoked.",
-		"type.user": "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
+		"dashboard.more": "More than 500 sends today: these are the counts of the newest 500.",
+		"type.user":      "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
 
 		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",
 		"bind.send":    "In the chat, send:",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 )
@@ -340,5 +341,27 @@ func TestSessionsAndPassword(t *testing.T) {
 	}
 	if p := b.post("/account/sessions/end-all", url.Values{}, "/account"); p.URL != "/signin" || alive(m.token) {
 		t.Fatalf("everywhere: at %s, this session alive %v", p.URL, alive(m.token))
+	}
+}
+
+// TestDashboard: today's sends by outcome, and the jobs that need
+// attention with the uncertain ones first.
+func TestDashboard(t *testing.T) {
+	h := newConsole(t)
+	m := newMember(t, h, "acme")
+	h.Telegram.Fail(fake.TelegramFault{Status: 400, Description: "Bad Request: chat not found"})
+	failed := h.Call(t, "POST", "/openapi/v1/push/private", m.key, map[string]any{"botId": m.bot.ID, "target": strconv.FormatInt(m.target.ID, 10), "content": "refused"})
+	h.Telegram.DropNext(1)
+	lost := h.Call(t, "POST", "/openapi/v1/push/private", m.key, map[string]any{"botId": m.bot.ID, "target": strconv.FormatInt(m.target.ID, 10), "content": "lost"})
+	ids := func(r testkit.Response) string { return r.JSON()["data"].(map[string]any)["jobId"].(string) }
+	body := newBrowserLike(t, h, m.token).get("/").Body
+	for state, n := range map[string]int{"succeeded": 1, "failed": 1, "uncertain": 1, "queued": 0} {
+		if !strings.Contains(body, `<li class="state-`+state+`"><a href="/jobs?state=`+state+`"><span class="n">`+strconv.Itoa(n)+`</span>`) {
+			t.Errorf("today's %s count is not %d", state, n)
+		}
+	}
+	u, f := strings.Index(body, `href="/jobs/`+ids(lost)+`"`), strings.Index(body, `href="/jobs/`+ids(failed)+`"`)
+	if u < 0 || f < 0 || u > f {
+		t.Fatalf("the jobs needing attention: uncertain at %d, failed at %d, want both, uncertain first\n%s", u, f, body)
 	}
 }

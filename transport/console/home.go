@@ -13,12 +13,10 @@ func (c *Console) homeRoutes() {
 	c.mux.HandleFunc("GET /points", c.page(c.pointsPage))
 }
 
-// stateCount is how many of today's jobs are in a state; More says there
-// are more than Count.
+// stateCount is how many of today's jobs are in a state.
 type stateCount struct {
 	State push.State
 	Count int
-	More  bool
 }
 
 // dashboardView is the dashboard.
@@ -26,11 +24,12 @@ type dashboardView struct {
 	*frame
 	Account   push.Account
 	Today     []stateCount
+	More      bool // more jobs today than were counted
 	Uncertain []push.Job
 	Failed    []push.Job
 }
 
-// countPage is how many jobs of a state the dashboard counts at most.
+// countPage is how many of today's jobs the dashboard counts at most.
 const countPage = push.MaxPageSize
 
 func (c *Console) dashboard(q *request) error {
@@ -42,12 +41,19 @@ func (c *Console) dashboard(q *request) error {
 	now := time.Now().UTC()
 	since := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	v := &dashboardView{frame: c.newFrame(q, "dashboard.title", "dashboard"), Account: a}
+	// Today's jobs are counted from one page of the newest; a day with
+	// more than a page says so ("500+" on the states of the oldest).
+	today, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, Since: since, Limit: countPage})
+	if err != nil {
+		return err
+	}
+	v.More = today.Next != ""
+	counts := map[push.State]int{}
+	for _, j := range today.Items {
+		counts[j.State]++
+	}
 	for _, s := range push.States() {
-		pg, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, State: s, Since: since, Limit: countPage})
-		if err != nil {
-			return err
-		}
-		v.Today = append(v.Today, stateCount{State: s, Count: len(pg.Items), More: pg.Next != ""})
+		v.Today = append(v.Today, stateCount{State: s, Count: counts[s]})
 	}
 	unc, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, State: push.StateUncertain, Limit: 10})
 	if err != nil {
