@@ -10,15 +10,15 @@ import (
 
 // Signing in and out, signing up, the password and the sessions.
 func (c *Console) authRoutes() {
-	c.mux.HandleFunc("GET /signin", c.open(c.signInPage))
-	c.mux.HandleFunc("POST /signin", c.open(c.signIn))
-	c.mux.HandleFunc("GET /signup", c.open(c.signUpPage))
-	c.mux.HandleFunc("POST /signup", c.open(c.signUp))
-	c.mux.HandleFunc("POST /signout", c.page(c.signOut))
-	c.mux.HandleFunc("GET /account", c.page(c.accountPage))
-	c.mux.HandleFunc("POST /account/password", c.page(c.changePassword))
-	c.mux.HandleFunc("POST /account/sessions/{id}/end", c.page(c.endSession))
-	c.mux.HandleFunc("POST /account/sessions/end-all", c.page(c.endEverywhere))
+	c.handle("GET /signin", c.open(c.signInPage))
+	c.handle("POST /signin", c.open(c.signIn))
+	c.handle("GET /signup", c.open(c.signUpPage))
+	c.handle("POST /signup", c.open(c.signUp))
+	c.handle("POST /signout", c.page(c.signOut))
+	c.handle("GET /account", c.page(c.accountPage))
+	c.handle("POST /account/password", c.page(c.changePassword))
+	c.handle("POST /account/sessions/{id}/end", c.page(c.endSession))
+	c.handle("POST /account/sessions/end-all", c.page(c.endEverywhere))
 }
 
 // signView is the sign-in and the sign-up page.

@@ -13,14 +13,14 @@ import (
 // Bots: the list, a new bot from its platform's fields, a bot's page
 // (rename, verify, new credentials, delete).
 func (c *Console) botRoutes() {
-	c.mux.HandleFunc("GET /bots", c.page(c.botsPage))
-	c.mux.HandleFunc("GET /bots/new", c.page(c.newBotPage))
-	c.mux.HandleFunc("POST /bots", c.page(c.createBot))
-	c.mux.HandleFunc("GET /bots/{id}", c.page(c.botPage))
-	c.mux.HandleFunc("POST /bots/{id}/rename", c.page(c.renameBot))
-	c.mux.HandleFunc("POST /bots/{id}/verify", c.page(c.verifyBot))
-	c.mux.HandleFunc("POST /bots/{id}/credentials", c.page(c.replaceCredentials))
-	c.mux.HandleFunc("POST /bots/{id}/delete", c.page(c.deleteBot))
+	c.handle("GET /bots", c.page(c.botsPage))
+	c.handle("GET /bots/new", c.page(c.newBotPage))
+	c.handle("POST /bots", c.page(c.createBot))
+	c.handle("GET /bots/{id}", c.page(c.botPage))
+	c.handle("POST /bots/{id}/rename", c.page(c.renameBot))
+	c.handle("POST /bots/{id}/verify", c.page(c.verifyBot))
+	c.handle("POST /bots/{id}/credentials", c.page(c.replaceCredentials))
+	c.handle("POST /bots/{id}/delete", c.page(c.deleteBot))
 }
 
 // field is a config field on a form, never holding a secret's value.

@@ -52,6 +52,7 @@ type Console struct {
 	mux         *http.ServeMux
 	static      http.Handler
 	health      func(ctx context.Context) ([]Number, error)
+	patterns    []string // every route, for the tests that try them all
 }
 
 // New returns the console of eng. It parses its templates once.
@@ -108,10 +109,19 @@ func (c *Console) secure(r *http.Request) bool {
 	return r.TLS != nil || strings.HasPrefix(c.publicURL, "https://")
 }
 
+// handle registers a route.
+func (c *Console) handle(pattern string, h http.HandlerFunc) {
+	c.patterns = append(c.patterns, pattern)
+	c.mux.HandleFunc(pattern, h)
+}
+
+// Routes returns the pattern of every route ("GET /bots/{id}").
+func (c *Console) Routes() []string { return append([]string(nil), c.patterns...) }
+
 // routes registers every page; each resource's file registers its own.
 func (c *Console) routes() {
 	c.mux.Handle("GET /static/", c.static)
-	c.mux.HandleFunc("GET /lang/{lang}", c.switchLanguage)
+	c.handle("GET /lang/{lang}", c.switchLanguage)
 	c.authRoutes()
 	c.homeRoutes()
 	c.botRoutes()
@@ -121,7 +131,7 @@ func (c *Console) routes() {
 	c.peopleRoutes()
 	c.operatorRoutes()
 	c.healthRoutes()
-	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	c.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, push.Errorf(push.NotFound, "page_not_found", "there is no page here: check the address, or start from the dashboard"))
 	})
 }

@@ -22,7 +22,7 @@ type healthView struct {
 }
 
 func (c *Console) healthRoutes() {
-	c.mux.HandleFunc("GET /ops/health", c.page(c.healthPage))
+	c.handle("GET /ops/health", c.page(c.healthPage))
 }
 
 func (c *Console) healthPage(q *request) error {

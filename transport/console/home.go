@@ -9,8 +9,8 @@ import (
 
 // The dashboard and the points.
 func (c *Console) homeRoutes() {
-	c.mux.HandleFunc("GET /{$}", c.page(c.dashboard))
-	c.mux.HandleFunc("GET /points", c.page(c.pointsPage))
+	c.handle("GET /{$}", c.page(c.dashboard))
+	c.handle("GET /points", c.page(c.pointsPage))
 }
 
 // stateCount is how many of today's jobs are in a state.

@@ -12,11 +12,11 @@ import (
 
 // Jobs: the filtered list, a job's page, cancel, resolve.
 func (c *Console) jobRoutes() {
-	c.mux.HandleFunc("GET /jobs", c.page(c.jobsPage))
-	c.mux.HandleFunc("GET /jobs/{id}", c.page(c.jobPage))
-	c.mux.HandleFunc("GET /jobs/{id}/state", c.page(c.jobState))
-	c.mux.HandleFunc("POST /jobs/{id}/cancel", c.page(c.cancelJob))
-	c.mux.HandleFunc("POST /jobs/{id}/resolve", c.page(c.resolveJob))
+	c.handle("GET /jobs", c.page(c.jobsPage))
+	c.handle("GET /jobs/{id}", c.page(c.jobPage))
+	c.handle("GET /jobs/{id}/state", c.page(c.jobState))
+	c.handle("POST /jobs/{id}/cancel", c.page(c.cancelJob))
+	c.handle("POST /jobs/{id}/resolve", c.page(c.resolveJob))
 }
 
 // jobFilter is the list's filter as the form gives it.

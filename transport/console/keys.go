@@ -11,9 +11,9 @@ import (
 
 // API keys: the list, a new key (shown once), revoke.
 func (c *Console) keyRoutes() {
-	c.mux.HandleFunc("GET /keys", c.page(c.keysPage))
-	c.mux.HandleFunc("POST /keys", c.page(c.createKey))
-	c.mux.HandleFunc("POST /keys/{id}/revoke", c.page(c.revokeKey))
+	c.handle("GET /keys", c.page(c.keysPage))
+	c.handle("POST /keys", c.page(c.createKey))
+	c.handle("POST /keys/{id}/revoke", c.page(c.revokeKey))
 }
 
 // keysView is the list of keys, and a new key's plain text on the page

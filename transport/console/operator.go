@@ -11,11 +11,11 @@ import (
 // Operators' pages: the accounts (make, suspend, activate, grant points)
 // and the audit trail. The engine refuses a member (403).
 func (c *Console) operatorRoutes() {
-	c.mux.HandleFunc("GET /ops/accounts", c.page(c.accountsPage))
-	c.mux.HandleFunc("POST /ops/accounts", c.page(c.createAccount))
-	c.mux.HandleFunc("POST /ops/accounts/{id}/status", c.page(c.setAccountStatus))
-	c.mux.HandleFunc("POST /ops/accounts/{id}/grant", c.page(c.grantPoints))
-	c.mux.HandleFunc("GET /ops/audit", c.page(c.auditPage))
+	c.handle("GET /ops/accounts", c.page(c.accountsPage))
+	c.handle("POST /ops/accounts", c.page(c.createAccount))
+	c.handle("POST /ops/accounts/{id}/status", c.page(c.setAccountStatus))
+	c.handle("POST /ops/accounts/{id}/grant", c.page(c.grantPoints))
+	c.handle("GET /ops/audit", c.page(c.auditPage))
 }
 
 // accountsView is every account.

@@ -12,11 +12,11 @@ import (
 // People: the users of the account (operators: every account's) and the
 // invites that let people sign up into it.
 func (c *Console) peopleRoutes() {
-	c.mux.HandleFunc("GET /people", c.page(c.peoplePage))
-	c.mux.HandleFunc("POST /invites", c.page(c.createInvite))
-	c.mux.HandleFunc("POST /invites/{id}/revoke", c.page(c.revokeInvite))
-	c.mux.HandleFunc("POST /users/{id}/remove", c.page(c.removeUser))
-	c.mux.HandleFunc("POST /users/{id}/password", c.page(c.resetPassword))
+	c.handle("GET /people", c.page(c.peoplePage))
+	c.handle("POST /invites", c.page(c.createInvite))
+	c.handle("POST /invites/{id}/revoke", c.page(c.revokeInvite))
+	c.handle("POST /users/{id}/remove", c.page(c.removeUser))
+	c.handle("POST /users/{id}/password", c.page(c.resetPassword))
 }
 
 // peopleView is the users and the invites, and a new invite's code on the

@@ -11,14 +11,14 @@ import (
 
 // Targets: every bot's targets, rename, unbind, and binding by invite.
 func (c *Console) targetRoutes() {
-	c.mux.HandleFunc("GET /targets", c.page(c.targetsPage))
-	c.mux.HandleFunc("POST /targets/{id}/rename", c.page(c.renameTarget))
-	c.mux.HandleFunc("POST /targets/{id}/unbind", c.page(c.unbindTarget))
-	c.mux.HandleFunc("POST /bots/{id}/bind", c.page(c.createBindCode))
-	c.mux.HandleFunc("GET /binds/{id}", c.page(c.bindPage))
-	c.mux.HandleFunc("GET /binds/{id}/status", c.page(c.bindStatus))
-	c.mux.HandleFunc("POST /binds/{id}/revoke", c.page(c.revokeBindCode))
-	c.mux.HandleFunc("POST /bots/{id}/test", c.page(c.sendTest))
+	c.handle("GET /targets", c.page(c.targetsPage))
+	c.handle("POST /targets/{id}/rename", c.page(c.renameTarget))
+	c.handle("POST /targets/{id}/unbind", c.page(c.unbindTarget))
+	c.handle("POST /bots/{id}/bind", c.page(c.createBindCode))
+	c.handle("GET /binds/{id}", c.page(c.bindPage))
+	c.handle("GET /binds/{id}/status", c.page(c.bindStatus))
+	c.handle("POST /binds/{id}/revoke", c.page(c.revokeBindCode))
+	c.handle("POST /bots/{id}/test", c.page(c.sendTest))
 }
 
 // botTargets is a bot with its targets.
