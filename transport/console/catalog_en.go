@@ -97,7 +97,8 @@ func englishWords() map[string]string {
 		"bot.codes":            "Invites that can still bind", "bot.uses_left": "Chats left", "done.bind_revoked": "The invite is revoked.",
 		"dashboard.more": "More than 500 sends today: these are the counts of the newest 500.",
 		"bind.type":      "Chats it binds", "bind.type_any": "a user or a group",
-		"type.user": "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
+		"jobs.account_help": "An account's id, or all; empty: yours.",
+		"type.user":         "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
 
 		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",
 		"bind.send":    "In the chat, send:",

@@ -97,7 +97,8 @@ func chineseWords() map[string]string {
 		"bot.codes":            "仍可绑定的邀请", "bot.uses_left": "剩余次数", "done.bind_revoked": "邀请已吊销。",
 		"dashboard.more": "今日发送超过 500 条：以下为最新 500 条的统计。",
 		"bind.type":      "可绑定的会话", "bind.type_any": "用户或群组",
-		"type.user": "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
+		"jobs.account_help": "账户 id，或 all 表示全部；留空为你自己的账户。",
+		"type.user":         "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
 
 		"bind.title": "邀请会话绑定", "bind.for_bot": "机器人", "bind.code": "绑定码",
 		"bind.send":    "在会话中发送：",

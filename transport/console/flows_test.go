@@ -149,6 +149,17 @@ func TestOperatorPages(t *testing.T) {
 	if p := op.post("/users/"+strconv.FormatInt(self.Items[0].ID, 10)+"/remove", url.Values{}, "/people"); p.Status != http.StatusBadRequest {
 		t.Fatalf("removing oneself: %d", p.Status)
 	}
+	// Every account's jobs, or one account's, for an operator; a member's
+	// account filter is not read.
+	if p := op.get("/jobs?account=all"); !strings.Contains(p.Body, m.job) {
+		t.Errorf("the operator's jobs of every account lack the member's job")
+	}
+	if p := op.get("/jobs?account=" + id); !strings.Contains(p.Body, m.job) {
+		t.Errorf("the operator's jobs of the member's account lack its job")
+	}
+	if p := op.get("/jobs"); strings.Contains(p.Body, m.job) {
+		t.Errorf("the operator's own jobs show the member's job")
+	}
 	audit := op.get("/ops/audit").Body
 	for _, want := range []string{"account.create", "op@example.com"} {
 		if !strings.Contains(audit, want) {

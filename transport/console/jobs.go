@@ -22,6 +22,7 @@ func (c *Console) jobRoutes() {
 // jobFilter is the list's filter as the form gives it.
 type jobFilter struct {
 	State, Bot, Target, Since, Until, Key string
+	Account                               string // operators: an account's jobs ("" their own, "all" every account's)
 }
 
 // jobsView is a page of jobs.
@@ -43,6 +44,17 @@ func (c *Console) jobsPage(q *request) error {
 	fv := jobFilter{State: qs.Get("state"), Bot: qs.Get("bot"), Target: qs.Get("target"), Since: qs.Get("since"), Until: qs.Get("until"), Key: qs.Get("key")}
 	f := push.JobFilter{AccountID: q.p.AccountID, State: push.State(fv.State), IdempotencyKey: fv.Key, Limit: 50, Cursor: qs.Get("cursor")}
 	var err error
+	if q.p.Operator() {
+		switch fv.Account = qs.Get("account"); fv.Account {
+		case "":
+		case "all":
+			f.AccountID = 0
+		default:
+			if f.AccountID, err = optionalID(fv.Account, q.lang.t("people.account")); err != nil {
+				return err
+			}
+		}
+	}
 	if f.BotID, err = optionalID(fv.Bot, q.lang.t("jobs.bot")); err != nil {
 		return err
 	}
