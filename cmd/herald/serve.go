@@ -91,13 +91,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	base := scheme + "://" + ln.Addr().String()
-	log.Info("herald serving", "addr", ln.Addr().String(), "docs", base+"/api/docs",
+	consoleURL := "off"
+	if *withConsole {
+		consoleURL = base + "/"
+	}
+	log.Info("herald serving", "addr", ln.Addr().String(), "docs", base+"/api/docs", "console", consoleURL,
 		"db", storage.Redact(nf.db), "redis", redactRedis(nf.redis),
 		"workers", nf.workers, "points", nf.points, "rate_limit", nf.rateLimit, "sync_wait", nf.syncWait)
 	fmt.Fprintf(stdout, "herald listening on %s/api\n", base)
-	if *withConsole {
-		fmt.Fprintf(stdout, "web console on %s/\n", base)
-	}
 
 	select {
 	case err := <-served:
