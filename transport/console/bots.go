@@ -156,6 +156,10 @@ type botView struct {
 	HasTargets bool // its platform sends to targets (else to the bot's one destination)
 	Error      string
 	Codes      []push.BindCode // the bot's invites that can still bind
+	Types      []push.TargetType
+	// BindAddress and BindName are what was typed in the form that binds
+	// by address, shown again on a refusal.
+	BindAddress, BindName string
 }
 
 func (c *Console) botView(q *request) (*botView, error) {
@@ -173,7 +177,7 @@ func (c *Console) botView(q *request) (*botView, error) {
 	v.Form, _ = c.platformForm(q, b.Platform, nil)
 	pl, _ := c.eng.Platform(b.Platform)
 	if pl != nil && pl.Info().Targets {
-		v.HasTargets = true
+		v.HasTargets, v.Types = true, pl.Info().TargetTypes
 		ts, err := c.eng.Targets().List(ctx, q.p, push.TargetFilter{BotID: b.ID, Limit: push.MaxPageSize})
 		if err != nil {
 			return nil, err

@@ -98,7 +98,10 @@ func englishWords() map[string]string {
 		"dashboard.more": "More than 500 sends today: these are the counts of the newest 500.",
 		"bind.type":      "Chats it binds", "bind.type_any": "a user or a group",
 		"jobs.account_help": "An account's id, or all; empty: yours.",
-		"type.user":         "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
+		"bot.bind_address":  "Bind a target by its address", "bot.bind_address_submit": "Bind",
+		"bot.bind_address_help": "When you know the chat's address on the platform (a Telegram chat id, say); otherwise invite the chat.",
+		"done.target_bound":     "The target is bound.",
+		"type.user":             "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
 
 		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",
 		"bind.send":    "In the chat, send:",

@@ -98,7 +98,10 @@ func chineseWords() map[string]string {
 		"dashboard.more": "今日发送超过 500 条：以下为最新 500 条的统计。",
 		"bind.type":      "可绑定的会话", "bind.type_any": "用户或群组",
 		"jobs.account_help": "账户 id，或 all 表示全部；留空为你自己的账户。",
-		"type.user":         "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
+		"bot.bind_address":  "按地址绑定目标", "bot.bind_address_submit": "绑定",
+		"bot.bind_address_help": "当你知道会话在平台上的地址时使用（例如 Telegram 的 chat id）；否则请邀请会话绑定。",
+		"done.target_bound":     "目标已绑定。",
+		"type.user":             "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
 
 		"bind.title": "邀请会话绑定", "bind.for_bot": "机器人", "bind.code": "绑定码",
 		"bind.send":    "在会话中发送：",

@@ -376,3 +376,25 @@ func TestDashboard(t *testing.T) {
 		t.Fatalf("the jobs needing attention: uncertain at %d, failed at %d, want both, uncertain first\n%s", u, f, body)
 	}
 }
+
+// TestBindByAddress: a target bound from the bot's page by its chat id
+// shows in the targets; a bad address comes back with the platform's
+// words and binds nothing.
+func TestBindByAddress(t *testing.T) {
+	h := newConsole(t)
+	m := newMember(t, h, "acme")
+	b := newBrowserLike(t, h, m.token)
+	bot := "/bots/" + strconv.FormatInt(m.bot.ID, 10)
+	p := b.post(bot+"/targets", url.Values{"type": {"group"}, "address": {"12345"}, "name": {"ops room"}}, bot)
+	if p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "negative") || !strings.Contains(p.Body, `value="ops room"`) {
+		t.Fatalf("a bad address: %d\n%s", p.Status, p.Body)
+	}
+	p = b.post(bot+"/targets", url.Values{"type": {"group"}, "address": {"-100200300"}, "name": {"ops room"}}, bot)
+	if p.Status != 200 || p.URL != "/targets" || !strings.Contains(p.Body, `value="ops room"`) || !strings.Contains(p.Body, "-100200300") {
+		t.Fatalf("bind: %d at %s\n%s", p.Status, p.URL, p.Body)
+	}
+	ts, err := h.Engine.Targets().List(context.Background(), push.System(), push.TargetFilter{BotID: m.bot.ID})
+	if err != nil || len(ts.Items) != 2 {
+		t.Fatalf("targets: %+v %v", ts.Items, err)
+	}
+}

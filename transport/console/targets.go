@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/heraldpush/herald/push"
@@ -19,6 +20,7 @@ func (c *Console) targetRoutes() {
 	c.handle("GET /binds/{id}/status", c.page(c.bindStatus))
 	c.handle("POST /binds/{id}/revoke", c.page(c.revokeBindCode))
 	c.handle("POST /bots/{id}/test", c.page(c.sendTest))
+	c.handle("POST /bots/{id}/targets", c.page(c.bindAddress))
 }
 
 // botTargets is a bot with its targets.
@@ -226,4 +228,20 @@ func (c *Console) revokeBindCode(q *request) error {
 		return err
 	}
 	return q.redirect(botPath(bc.BotID), "bind_revoked")
+}
+
+// bindAddress binds a target by its address on the platform (a chat id),
+// for bots that do not hear their users.
+func (c *Console) bindAddress(q *request) error {
+	v, err := c.botView(q)
+	if err != nil {
+		return err
+	}
+	t, err := c.eng.Targets().Bind(q.r.Context(), q.p, push.Target{BotID: v.Bot.ID, Type: push.TargetType(q.r.PostFormValue("type")),
+		Address: strings.TrimSpace(q.r.PostFormValue("address")), Name: strings.TrimSpace(q.r.PostFormValue("name"))})
+	if err != nil {
+		v.BindAddress, v.BindName = q.r.PostFormValue("address"), q.r.PostFormValue("name")
+		return c.formError(q, "bot", v, &v.Error, err)
+	}
+	return q.redirect("/targets#target-"+strconv.FormatInt(t.ID, 10), "target_bound")
 }
