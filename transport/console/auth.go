@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/transport"
@@ -17,6 +18,7 @@ func (c *Console) authRoutes() {
 	c.handle("POST /signout", c.page(c.signOut))
 	c.handle("GET /account", c.page(c.accountPage))
 	c.handle("POST /account/password", c.page(c.changePassword))
+	c.handle("POST /account/name", c.page(c.renameAccount))
 	c.handle("POST /account/sessions/{id}/end", c.page(c.endSession))
 	c.handle("POST /account/sessions/end-all", c.page(c.endEverywhere))
 }
@@ -116,6 +118,7 @@ func (c *Console) signOut(q *request) error {
 // sessions.
 type accountView struct {
 	*frame
+	Account  push.Account
 	User     push.User
 	Sessions []push.Session
 	Current  int64
@@ -146,7 +149,12 @@ func (c *Console) accountView(q *request) (*accountView, error) {
 			live = append(live, s)
 		}
 	}
-	return &accountView{frame: c.newFrame(q, "account.title", "account"), User: u, Sessions: live, Current: q.p.SessionID}, nil
+	a, err := c.eng.Accounts().Get(ctx, q.p, q.p.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	u.PasswordHash = ""
+	return &accountView{frame: c.newFrame(q, "account.title", "account"), Account: a, User: u, Sessions: live, Current: q.p.SessionID}, nil
 }
 
 func (c *Console) changePassword(q *request) error {
@@ -165,6 +173,18 @@ func (c *Console) changePassword(q *request) error {
 		return c.formError(q, "account", v, &v.Error, err)
 	}
 	return q.redirect("/account", "password")
+}
+
+func (c *Console) renameAccount(q *request) error {
+	name := strings.TrimSpace(q.r.PostFormValue("name"))
+	if _, err := c.eng.Accounts().Update(q.r.Context(), q.p, q.p.AccountID, push.AccountUpdate{Name: &name}); err != nil {
+		v, verr := c.accountView(q)
+		if verr != nil {
+			return verr
+		}
+		return c.formError(q, "account", v, &v.Error, err)
+	}
+	return q.redirect("/account", "account_renamed")
 }
 
 func (c *Console) endSession(q *request) error {

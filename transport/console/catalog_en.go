@@ -101,7 +101,8 @@ func englishWords() map[string]string {
 		"bot.bind_address":  "Bind a target by its address", "bot.bind_address_submit": "Bind",
 		"bot.bind_address_help": "When you know the chat's address on the platform (a Telegram chat id, say); otherwise invite the chat.",
 		"done.target_bound":     "The target is bound.",
-		"type.user":             "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
+		"account.name":          "Account", "done.account_renamed": "The account is renamed.",
+		"type.user": "user", "type.group": "group", "presence.active": "active", "presence.gone": "gone",
 
 		"bind.title": "Invite a chat", "bind.for_bot": "For the bot", "bind.code": "The code",
 		"bind.send":    "In the chat, send:",

@@ -101,7 +101,8 @@ func chineseWords() map[string]string {
 		"bot.bind_address":  "按地址绑定目标", "bot.bind_address_submit": "绑定",
 		"bot.bind_address_help": "当你知道会话在平台上的地址时使用（例如 Telegram 的 chat id）；否则请邀请会话绑定。",
 		"done.target_bound":     "目标已绑定。",
-		"type.user":             "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
+		"account.name":          "账户", "done.account_renamed": "账户已重命名。",
+		"type.user": "用户", "type.group": "群组", "presence.active": "正常", "presence.gone": "已离开",
 
 		"bind.title": "邀请会话绑定", "bind.for_bot": "机器人", "bind.code": "绑定码",
 		"bind.send":    "在会话中发送：",

@@ -350,6 +350,12 @@ func TestSessionsAndPassword(t *testing.T) {
 	if alive(other) || !alive(m.token) {
 		t.Fatalf("after the change: other %v, this %v", alive(other), alive(m.token))
 	}
+	if p := b.post("/account/name", url.Values{"name": {"Acme Ltd"}}, "/account"); p.Status != 200 || !strings.Contains(p.Body, `value="Acme Ltd"`) {
+		t.Fatalf("rename the account: %d\n%s", p.Status, p.Body)
+	}
+	if p := b.post("/account/name", url.Values{"name": {""}}, "/account"); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, `value="Acme Ltd"`) {
+		t.Fatalf("an empty name: %d\n%s", p.Status, p.Body)
+	}
 	if p := b.post("/account/sessions/end-all", url.Values{}, "/account"); p.URL != "/signin" || alive(m.token) {
 		t.Fatalf("everywhere: at %s, this session alive %v", p.URL, alive(m.token))
 	}
