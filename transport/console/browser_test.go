@@ -400,8 +400,8 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	b.check("key-new")
 	b.open("/keys")
-	if strings.Contains(b.text("main"), key) {
-		t.Fatal("the key is shown again")
+	if strings.Contains(b.text("main"), key) || !strings.Contains(b.text("main table"), "deploy script") {
+		t.Fatalf("the keys after making one: the key shown again, or its name missing: %q", b.text("main table"))
 	}
 	b.check("keys")
 
