@@ -39,6 +39,16 @@ type Options struct {
 	Logger *slog.Logger
 	// NoRuntime leaves out the Go runtime and process collectors.
 	NoRuntime bool
+	// Build, when its Version is set, is exported as herald_build_info
+	// (always 1, the build in its labels).
+	Build Build
+}
+
+// Build names the running build in herald_build_info.
+type Build struct {
+	Version   string // module version, e.g. v1.2.0
+	Revision  string // VCS commit
+	GoVersion string // Go release that built the binary
 }
 
 // Metrics holds Herald's metrics in a registry of its own. It implements
@@ -117,6 +127,14 @@ func New(opts Options) *Metrics {
 	for _, k := range []push.RequestKind{push.RequestKindSingle, push.RequestKindBatch, push.RequestKindMulti} {
 		m.replays.WithLabelValues(string(k))
 	}
+	if opts.Build.Version != "" {
+		info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "build_info",
+			Help: "The running build: always 1, with its version, VCS revision and Go release as labels.",
+		}, []string{"version", "revision", "goversion"})
+		info.WithLabelValues(opts.Build.Version, opts.Build.Revision, opts.Build.GoVersion).Set(1)
+		m.reg.MustRegister(info)
+	}
 	if !opts.NoRuntime {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
@@ -164,9 +182,10 @@ func (m *Metrics) WatchBacklog(src BacklogSource, platforms []string) {
 // out of that scrape and is logged; the other metrics are still served.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		ErrorLog:      errorLog{m.log},
-		ErrorHandling: promhttp.ContinueOnError,
-		Registry:      m.reg,
+		ErrorLog:          errorLog{m.log},
+		ErrorHandling:     promhttp.ContinueOnError,
+		Registry:          m.reg,
+		EnableOpenMetrics: true,
 	})
 }
 

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -268,4 +270,34 @@ func latencyCounts(requests map[string]float64) map[string]float64 {
 		out["herald_http_request_duration_seconds_count{"+labels+"}"] += v
 	}
 	return out
+}
+
+// TestBuildInfo: the running build is a series of its own, 1 with its
+// version in the labels, and absent when no version was given.
+func TestBuildInfo(t *testing.T) {
+	tests := []struct {
+		name  string
+		build metrics.Build
+		want  string
+	}{
+		{"a release", metrics.Build{Version: "v1.2.0", Revision: "4f4d0b1c2d3e", GoVersion: "go1.26.0"},
+			`herald_build_info{goversion="go1.26.0",revision="4f4d0b1c2d3e",version="v1.2.0"} 1`},
+		{"no version given", metrics.Build{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := metrics.New(metrics.Options{NoRuntime: true, Build: tt.build})
+			rec := httptest.NewRecorder()
+			m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			var got string
+			for _, line := range strings.Split(rec.Body.String(), "\n") {
+				if strings.HasPrefix(line, "herald_build_info{") {
+					got = line
+				}
+			}
+			if got != tt.want {
+				t.Fatalf("herald_build_info: %q, want %q\n%s", got, tt.want, rec.Body.String())
+			}
+		})
+	}
 }

@@ -117,7 +117,7 @@ func (s *BindCodeService) Create(ctx context.Context, p Principal, c BindCodeCre
 	}
 	out := NewBindCode{BindCode: bc, Code: code, Command: "bind " + code}
 	if l, ok := pl.(BindLinker); ok {
-		link, err := l.BindLink(ctx, b, code, c.Type)
+		link, err := l.BindLink(ctx, b, code, c.Type, c.TTL)
 		if err != nil {
 			e.log.Warn("the platform made no link for a bind code; the typed code works", "bot", b.ID, "platform", b.Platform, "err", err)
 		}

@@ -87,6 +87,7 @@ const (
 	FieldTargetType     Field = "target type"
 	FieldMsgType        Field = "message type"
 	FieldContent        Field = "content"
+	FieldWakeup         Field = "wake-up mode"
 	FieldImageURL       Field = "image URL"
 	FieldIdempotencyKey Field = "idempotency key"
 	FieldAPIKey         Field = "API key"

@@ -61,6 +61,11 @@ type Event struct {
 // one), or nothing.
 type EventReply struct {
 	Text string
+	// Reply is, on a platform that takes replies only (ReplyRules), the
+	// reply the text is sent as when the chat is a bound target: claimed
+	// like a push's, so that later pushes take the next ones. Zero
+	// elsewhere: the platform answers the event's own message first.
+	Reply ReplyTo
 }
 
 // EventSink is where a receiver reports what its bot hears. The engine
@@ -153,9 +158,10 @@ type BindLink struct {
 }
 
 // BindLinker is implemented by platforms that make a link (or a QR code)
-// for a bind code.
+// for a bind code of the chats tt, which lasts ttl (a link that outlives
+// it binds nothing).
 type BindLinker interface {
-	BindLink(ctx context.Context, bot Bot, code string, tt TargetType) (BindLink, error)
+	BindLink(ctx context.Context, bot Bot, code string, tt TargetType, ttl time.Duration) (BindLink, error)
 }
 
 // ReplyRules is implemented by platforms that take messages to a target

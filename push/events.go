@@ -258,7 +258,10 @@ func (e *Engine) bindFromChat(ctx context.Context, b Bot, ev Event, code string,
 		// A code of this bot that is spent: the chat it bound may send it
 		// again, and learns that it is bound.
 		if t, terr := e.store.TargetByAddress(ctx, b.ID, ev.Type, ev.Address); terr == nil {
-			return EventReply{Text: fmt.Sprintf(replyAlready, t.ID, b.Name, b.Name, t.ID)}, e.noteContext(ctx, t, ev, now)
+			if err := e.noteContext(ctx, t, ev, now); err != nil {
+				return EventReply{}, err
+			}
+			return e.answerIn(ctx, b, t, fmt.Sprintf(replyAlready, t.ID, b.Name, b.Name, t.ID), now), nil
 		}
 	}
 	if err != nil || c.BotID != b.ID || !c.Usable(now) {
@@ -319,8 +322,27 @@ func (e *Engine) bindFromChat(ctx context.Context, b Bot, ev Event, code string,
 		e.log.Warn("recording a bound target's message failed", "target", t.ID, "err", err)
 	}
 	if already {
-		return EventReply{Text: fmt.Sprintf(replyAlready, t.ID, b.Name, b.Name, t.ID)}, nil
+		return e.answerIn(ctx, b, t, fmt.Sprintf(replyAlready, t.ID, b.Name, b.Name, t.ID), now), nil
 	}
 	e.log.Info("a chat bound itself as a target", "bot", b.ID, "target", t.ID, "type", t.Type)
-	return EventReply{Text: fmt.Sprintf(replyBound, t.ID, b.Name, b.Name, t.ID)}, nil
+	return e.answerIn(ctx, b, t, fmt.Sprintf(replyBound, t.ID, b.Name, b.Name, t.ID), now), nil
+}
+
+// answerIn is the answer text to a bound target's chat. On a platform
+// that takes replies only it claims the reply it goes as, like a push,
+// so that the pushes after it take the next ones; when none is left the
+// platform answers the event's message as it would an unbound chat's.
+func (e *Engine) answerIn(ctx context.Context, b Bot, t Target, text string, now time.Time) EventReply {
+	reply := EventReply{Text: text}
+	rules, ok := e.replyRule(b.Platform)
+	if !ok {
+		return reply
+	}
+	r, _, err := e.store.ClaimReply(ctx, t.ID, now, rules(t.Type))
+	if err != nil {
+		e.log.Warn("claiming a reply for a bind answer failed", "target", t.ID, "err", err)
+		return reply
+	}
+	reply.Reply = r
+	return reply
 }

@@ -61,6 +61,34 @@ type destination struct {
 	TargetID int64
 }
 
+// requestPrint is a request's fingerprints: the canonical one, which new
+// records hold, and the one records written before it held (when it
+// differs), which a resubmission of such a record still matches.
+type requestPrint struct {
+	canonical, earlier string
+}
+
+// matches reports whether a record's fingerprint is this request's.
+func (p requestPrint) matches(recorded string) bool {
+	return recorded == p.canonical || p.earlier != "" && recorded == p.earlier
+}
+
+// fingerprint returns the request's fingerprints. The canonical one
+// compares meaning, not spelling: the message as normalized (an image URL
+// given with or without msgType 7, or as the content of an image message,
+// is one message; msgType 0, isWakeup false and an empty image URL are
+// the values of leaving them out), and without the target type, which can
+// only be the bound target's (replayable compares it with the jobs').
+// The earlier one is the request as given, target type included.
+func (s *submission) fingerprint() requestPrint {
+	norm := s.msg.normalize()
+	p := requestPrint{canonical: fingerprint(s.kind, s.dests, "", norm)}
+	if s.targetType != "" || norm != s.msg {
+		p.earlier = fingerprint(s.kind, s.dests, s.targetType, s.msg)
+	}
+	return p
+}
+
 // fingerprint returns the hex SHA-256 of the canonical form of a request:
 // its kind, its destinations in order, the target type, and the message.
 // Every field is length-prefixed, so no two different requests share a

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -45,12 +46,29 @@ type Message struct {
 const maxImageURL = 2048
 
 // normalize applies the contract's rules that are not refusals: an image
-// URL makes the message an image.
+// URL makes the message an image, and an image message without an image
+// URL whose content is an http or https URL (as older clients send) sends
+// that URL as the image, without a caption.
 func (m Message) normalize() Message {
 	if m.ImageURL != "" {
 		m.Type = MsgTypeImage
 	}
+	if m.Type == MsgTypeImage && m.ImageURL == "" {
+		if u := strings.TrimSpace(m.Content); isHTTPURL(u) {
+			m.ImageURL, m.Content = u, ""
+		}
+	}
 	return m
+}
+
+// isHTTPURL reports whether s is one absolute http or https URL (no
+// spaces: a URL followed by words is a caption, not a URL).
+func isHTTPURL(s string) bool {
+	if s == "" || strings.ContainsFunc(s, unicode.IsSpace) {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) && u.Host != ""
 }
 
 // validate checks m against the limits. It expects a normalized message.
@@ -60,7 +78,7 @@ func (m Message) validate(l Limits) error {
 	}
 	if m.Type == MsgTypeImage {
 		if m.ImageURL == "" {
-			return fieldErrorf(FieldImageURL, "missing_image_url", "an image message (type 7) needs an image URL: give the URL of the image to send")
+			return fieldErrorf(FieldImageURL, "missing_image_url", "an image message (type 7) needs an image URL: give the URL of the image to send as the image URL (or as the whole content)")
 		}
 		if err := validateImageURL(m.ImageURL); err != nil {
 			return err
@@ -70,6 +88,9 @@ func (m Message) validate(l Limits) error {
 	}
 	if !utf8.ValidString(m.Content) {
 		return fieldErrorf(FieldContent, "invalid_content", "content is not valid UTF-8")
+	}
+	if strings.ContainsRune(m.Content, 0) {
+		return fieldErrorf(FieldContent, "invalid_content", "content holds a NUL character: remove it")
 	}
 	if n := utf8.RuneCountInString(m.Content); n > l.MaxContent {
 		return fieldErrorf(FieldContent, "content_too_long", "content is %d characters long; the limit is %d: shorten it or split it into several messages", n, l.MaxContent).with(strconv.Itoa(n), int64(l.MaxContent))

@@ -130,7 +130,7 @@ type submission struct {
 	operator   bool // the account is the bots' (an operator sends)
 	dests      []destination
 	targetType TargetType
-	msg        Message // as given; fingerprinted before normalization
+	msg        Message // as given
 	key        string
 }
 
@@ -179,11 +179,11 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 	if err := e.account(ctx, p, &s); err != nil {
 		return Result{}, err
 	}
-	fp := fingerprint(s.kind, s.dests, s.targetType, s.msg)
+	fp := s.fingerprint()
 	if s.key != "" {
 		// A resubmission whose jobs are all final is answered from memory.
 		if rec, jobs, ok := e.replays.get(s.accountID, s.key, e.clock.Now(), e.limits.IdempotencyTTL); ok {
-			if err := e.replayable(rec, s.kind, fp); err != nil {
+			if err := e.replayable(rec, &s, fp, jobs); err != nil {
 				return Result{}, err
 			}
 			e.obs.Replay(s.kind)
@@ -333,7 +333,9 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			if t.Presence == PresenceGone {
 				return nil, targetGone(t)
 			}
-			if rr, ok := p.(ReplyRules); ok {
+			// A wake-up message is no reply: the platform judges it by its
+			// own rules (QQ: one per window after the user's last message).
+			if rr, ok := p.(ReplyRules); ok && !msg.Wakeup {
 				if s.replies == nil {
 					s.replies = make(map[int]ReplyRule)
 				}
@@ -415,14 +417,14 @@ func (e *Engine) RefuseTargets(ctx context.Context, p Principal, botID int64, ki
 // request of the account or of the service updates: on a database that
 // runs transactions concurrently, they are locked from there to the
 // commit, so they come last.
-func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*Job) error {
+func (e *Engine) commit(ctx context.Context, s *submission, fp requestPrint, jobs []*Job) error {
 	var rec *IdempotencyRecord
 	if s.key != "" {
 		ids := make([]string, len(jobs))
 		for i, j := range jobs {
 			ids[i] = j.ID
 		}
-		rec = &IdempotencyRecord{AccountID: s.accountID, Key: s.key, Kind: s.kind, Fingerprint: fp, JobIDs: ids, CreatedAt: jobs[0].CreatedAt}
+		rec = &IdempotencyRecord{AccountID: s.accountID, Key: s.key, Kind: s.kind, Fingerprint: fp.canonical, JobIDs: ids, CreatedAt: jobs[0].CreatedAt}
 	}
 	perBot := make(map[int64]int, 1)
 	for _, j := range jobs {
@@ -460,11 +462,11 @@ func (e *Engine) commit(ctx context.Context, s *submission, fp string, jobs []*J
 
 // replayStored replays the request's key from its stored record; ok is
 // false when there is no record.
-func (e *Engine) replayStored(ctx context.Context, s *submission, fp string) (res Result, ok bool, err error) {
+func (e *Engine) replayStored(ctx context.Context, s *submission, fp requestPrint) (res Result, ok bool, err error) {
 	rec, err := e.store.Idempotency(ctx, s.accountID, s.key)
 	switch {
 	case err == nil:
-		res, err = e.replay(ctx, rec, s.kind, fp)
+		res, err = e.replay(ctx, rec, s, fp)
 		return res, true, err
 	case IsKind(err, NotFound):
 		return Result{}, false, nil
@@ -475,17 +477,20 @@ func (e *Engine) replayStored(ctx context.Context, s *submission, fp string) (re
 
 // replay answers a resubmission: the same request gets the original jobs'
 // current result; another request under the same key is a Conflict.
-func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, kind RequestKind, fp string) (Result, error) {
-	if err := e.replayable(rec, kind, fp); err != nil {
+func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, s *submission, fp requestPrint) (Result, error) {
+	if err := e.replayable(rec, s, fp, nil); err != nil {
 		return Result{}, err
 	}
-	e.obs.Replay(kind)
 	notices, stop := e.subscribe(rec.JobIDs, nil)
 	defer stop()
 	jobs, err := e.store.Jobs(ctx, rec.JobIDs)
 	if err != nil {
 		return Result{}, err
 	}
+	if err := e.replayable(rec, s, fp, jobs); err != nil {
+		return Result{}, err
+	}
+	e.obs.Replay(s.kind)
 	jobs, err = e.await(ctx, notices, jobs)
 	if err == nil {
 		e.replays.put(rec, jobs)
@@ -493,9 +498,20 @@ func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, kind Request
 	return Result{Jobs: jobs, Replayed: true}, err
 }
 
-// replayable refuses a request that reuses a key for another request.
-func (e *Engine) replayable(rec IdempotencyRecord, kind RequestKind, fp string) error {
-	if rec.Kind != kind || rec.Fingerprint != fp {
+// replayable refuses a request that reuses a key for another request: a
+// record of another kind or fingerprint, or (given the record's jobs) a
+// target type other than the one the jobs were sent as.
+func (e *Engine) replayable(rec IdempotencyRecord, s *submission, fp requestPrint, jobs []Job) error {
+	kind := s.kind
+	same := rec.Kind == kind && fp.matches(rec.Fingerprint)
+	if same && s.targetType != "" {
+		for _, j := range jobs {
+			if j.TargetType != "" && j.TargetType != s.targetType {
+				same = false
+			}
+		}
+	}
+	if !same {
 		what := "a different message or target list"
 		if rec.Kind != kind {
 			what = fmt.Sprintf("a %s send", rec.Kind)

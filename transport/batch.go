@@ -3,30 +3,41 @@ package transport
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/heraldpush/herald/push"
 	"github.com/uptrace/bunrouter"
 )
 
-// batchRequest is the body of POST /openapi/batch-send.
+// batchRequest is the body of POST /openapi/batch-send. Like the single
+// sends it takes each field under the other spelling too (tagged alias).
 type batchRequest struct {
-	BotID     *int64  `json:"bot_id"`
-	TargetIDs []int64 `json:"target_ids"`
-	Content   *string `json:"content"`
-	MsgType   *int    `json:"msg_type"`
-	ImageURL  *string `json:"image_url"`
+	BotID        *int64  `json:"bot_id"`
+	BotIDAlt     *int64  `json:"botId" alias:"bot_id"`
+	TargetIDs    []int64 `json:"target_ids"`
+	TargetIDsAlt []int64 `json:"targetIds" alias:"target_ids"`
+	Content      *string `json:"content"`
+	MsgType      *int    `json:"msg_type"`
+	MsgTypeAlt   *int    `json:"msgType" alias:"msg_type"`
+	ImageURL     *string `json:"image_url"`
+	ImageURLAlt  *string `json:"imageUrl" alias:"image_url"`
+}
+
+// multiGroup is one bot's group of a multi-bot batch.
+type multiGroup struct {
+	BotID    *int64   `json:"botId"`
+	BotIDAlt *int64   `json:"bot_id" alias:"botId"`
+	Targets  []string `json:"targets"`
 }
 
 // multiRequest is the body of POST /openapi/v1/push/batch.
 type multiRequest struct {
-	Bots []struct {
-		BotID    *int64   `json:"botId"`
-		BotIDOld *int64   `json:"bot_id"`
-		Targets  []string `json:"targets"`
-	} `json:"bots"`
-	Content  *string `json:"content"`
-	MsgType  *int    `json:"msgType"`
-	ImageURL *string `json:"imageUrl"`
+	Bots        []multiGroup `json:"bots"`
+	Content     *string      `json:"content"`
+	MsgType     *int         `json:"msgType"`
+	MsgTypeAlt  *int         `json:"msg_type" alias:"msgType"`
+	ImageURL    *string      `json:"imageUrl"`
+	ImageURLAlt *string      `json:"image_url" alias:"imageUrl"`
 }
 
 // batchItem is one element of the batch-send results.
@@ -106,16 +117,35 @@ func (s *Server) batchSend(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
-	if body.BotID == nil {
+	botID, err := either(body.BotID, "bot_id", body.BotIDAlt, "botId")
+	if err != nil {
+		return err
+	}
+	if botID == nil {
 		return required("bot_id")
 	}
-	if body.TargetIDs == nil {
-		return s.refuseTargets(req, *body.BotID, push.RequestKindBatch, required("target_ids"))
+	targets := body.TargetIDs
+	switch {
+	case targets == nil:
+		targets = body.TargetIDsAlt
+	case body.TargetIDsAlt != nil && !slices.Equal(targets, body.TargetIDsAlt):
+		return push.Errorf(push.Invalid, "conflicting_fields", "target_ids and targetIds are two names of one field and give different lists: give one of them")
+	}
+	if targets == nil {
+		return s.refuseTargets(req, *botID, push.RequestKindBatch, required("target_ids"))
+	}
+	msgType, err := either(body.MsgType, "msg_type", body.MsgTypeAlt, "msgType")
+	if err != nil {
+		return err
+	}
+	imageURL, err := either(body.ImageURL, "image_url", body.ImageURLAlt, "imageUrl")
+	if err != nil {
+		return err
 	}
 	res, err := s.eng.SendBatch(req.Context(), principalOf(req.Context()), push.BatchRequest{
-		BotID:          *body.BotID,
-		TargetIDs:      body.TargetIDs,
-		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
+		BotID:          *botID,
+		TargetIDs:      targets,
+		Message:        message(body.Content, msgType, imageURL, nil),
 		IdempotencyKey: key,
 	})
 	if err != nil {
@@ -152,10 +182,18 @@ func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 		return push.Errorf(push.Invalid, "missing_bots", "bots is empty: give at least one group of a botId and its targets")
 	}
 	groups := make([]push.Group, len(body.Bots))
+	msgType, err := either(body.MsgType, "msgType", body.MsgTypeAlt, "msg_type")
+	if err != nil {
+		return err
+	}
+	imageURL, err := either(body.ImageURL, "imageUrl", body.ImageURLAlt, "image_url")
+	if err != nil {
+		return err
+	}
 	for i, b := range body.Bots {
-		id := b.BotID
-		if id == nil {
-			id = b.BotIDOld
+		id, err := either(b.BotID, fmt.Sprintf("bots[%d].botId", i), b.BotIDAlt, fmt.Sprintf("bots[%d].bot_id", i))
+		if err != nil {
+			return err
 		}
 		if id == nil {
 			return push.Errorf(push.Invalid, "missing_field", "bots[%d].botId is required", i)
@@ -175,7 +213,7 @@ func (s *Server) multiSend(w http.ResponseWriter, req bunrouter.Request) error {
 	}
 	res, err := s.eng.SendMulti(req.Context(), principalOf(req.Context()), push.MultiRequest{
 		Groups:         groups,
-		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
+		Message:        message(body.Content, msgType, imageURL, nil),
 		IdempotencyKey: key,
 	})
 	if err != nil {

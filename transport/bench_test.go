@@ -10,10 +10,11 @@ import (
 
 func BenchmarkDecodePrivateRequest(b *testing.B) {
 	body := []byte(`{"botId":12,"target":"345","content":"**deployed** v42 to production","msgType":2,"targetType":"user","isWakeup":false}`)
+	sh := newShape(&privateRequest{})
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		var r privateRequest
-		if err := decodeJSON(body, &r); err != nil {
+		if err := decodeJSON(body, &r, sh); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -21,10 +22,11 @@ func BenchmarkDecodePrivateRequest(b *testing.B) {
 
 func BenchmarkDecodeMultiRequest(b *testing.B) {
 	body := []byte(`{"bots":[{"botId":1,"targets":["1","2","3","4","5"]},{"bot_id":2,"targets":["6","7"]}],"content":"hello","msgType":0}`)
+	sh := newShape(&multiRequest{})
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		var r multiRequest
-		if err := decodeJSON(body, &r); err != nil {
+		if err := decodeJSON(body, &r, sh); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/uptrace/bunrouter"
 )
 
-// decode reads the JSON object of a request body into v. Every refusal is a
-// 4xx that says what is wrong.
+// decode reads the JSON object of a request body into v, strictly: see
+// decodeJSON. Every refusal is a 4xx that says what is wrong.
 func (s *Server) decode(w http.ResponseWriter, req bunrouter.Request, v any) error {
 	data, err := io.ReadAll(&depthReader{r: http.MaxBytesReader(w, req.Body, s.maxBody), max: maxDepth})
 	if err != nil {
@@ -30,17 +30,26 @@ func (s *Server) decode(w http.ResponseWriter, req bunrouter.Request, v any) err
 		}
 		return push.Errorf(push.Invalid, "unreadable_body", "the request body could not be read: %v", err)
 	}
-	return decodeJSON(data, v)
+	return decodeJSON(data, v, s.shapes[reflect.TypeOf(v)])
 }
 
-// decodeJSON decodes one JSON object into v.
-func decodeJSON(data []byte, v any) error {
+// decodeJSON decodes one JSON object into v. With a shape (the send
+// requests' bodies) it is strict: a field v does not hold (or holds in
+// another case) is refused rather than ignored, so are a field given twice
+// and a string that is not valid UTF-8, holds a lone surrogate escape or a
+// NUL character, which the decoder would pass over or alter.
+func decodeJSON(data []byte, v any, sh *shape) error {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return push.Errorf(push.Invalid, "empty_body", "the request body is empty: send a JSON object")
 	}
 	if trimmed[0] != '{' {
 		return push.Errorf(push.Invalid, "invalid_json", "the request body must be a JSON object ({…})")
+	}
+	if sh != nil && json.Valid(trimmed) {
+		if err := checkStrict(trimmed, sh); err != nil {
+			return err
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(v); err != nil {

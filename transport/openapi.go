@@ -126,23 +126,26 @@ func errorDocs(l push.Limits, maxBody int64) []errorDoc {
 		rateReason = "backlog_full"
 	}
 	return []errorDoc{
-		{400, "BadRequest", "Bad parameters, or insufficient points when the points system is on.",
-			"Check the body, bot id, target id, content and points balance; error names the rule.", "insufficient_points",
+		{400, "BadRequest", "Bad parameters, or insufficient points when the points system is on. Send bodies are read strictly: a field the endpoint does not take under either spelling (unknown_field), a field in another case (field_name_case), a field given twice (duplicate_field), both spellings of a field with different values (conflicting_fields), and text that is not valid UTF-8 or holds a lone surrogate escape or a NUL (invalid_text) are refused, never ignored or altered. A malformed request line or header is 400 too.",
+			"Check the body, bot id, target id, content and points balance; error names the rule and message the field.", "insufficient_points",
 			"the request costs 2 points; the balance is 1: top up the account or send to fewer targets"},
 		{401, "Unauthorized", "The API key is missing or invalid (or, on the management API, you are not signed in).", "Check the authentication header, or sign in.", "missing_api_key",
 			`no API key was sent: send the header "Authorization: Bearer <API key>" (or "X-Service-OpenAPI-Key: <API key>")`},
 		{403, "Forbidden", "The key was revoked or expired, the account is suspended, the caller may not do this (operators only), or a signed-in request came from another site.", "Check the key and the account's state; create a new key.", "key_revoked",
 			"this API key was revoked: create a new key"},
-		{404, "NotFound", "The bot, target, job or other object does not exist in the caller's account (another account's is 404).",
+		{404, "NotFound", "The bot, target, job or other object does not exist in the caller's account (another account's is 404); or no endpoint has the path (a trailing slash, a '.', '..' or empty segment is not redirected: the message names the path as sent and the path meant).",
 			"The bot must belong to the key's account; the target must be bound to the bot.", "bot_not_found",
 			"bot 9 does not exist in your account: check the bot id"},
-		{409, "Conflict", "The Idempotency-Key was used for another message, the job's state has changed, or the object exists already (an email, a bound target).",
+		{409, "Conflict", "The Idempotency-Key was used for another message (compared by meaning: the bound target's type, default values and the other spelling of a field make no difference), the job's state has changed, or the object exists already (an email, a bound target).",
 			"One key maps to one message; refresh the job; never resend a job whose result is unknown.", "idempotency_conflict",
 			`the Idempotency-Key "deploy-42" was already used for a different message or target list: one key maps to one message; use a new key for a new message`},
 		{413, "PayloadTooLarge", fmt.Sprintf("The request body is larger than %d bytes.", maxBody), "Send a smaller message.", "body_too_large",
 			fmt.Sprintf("the request body is larger than %d bytes: send a smaller message", maxBody)},
 		{429, "TooManyRequests", fmt.Sprintf("%s, or the queue backlog is full (%d per bot, %d in all).", rate, l.BacklogPerBot, l.BacklogTotal),
 			"Wait the Retry-After seconds, then retry with the same Idempotency-Key.", rateReason, rateMsg},
+		{431, "HeaderTooLarge", "The request line and headers are larger than the limit (64 KiB by default).",
+			"Send shorter headers (a large Cookie or Authorization header is the usual cause).", "header_too_large",
+			"the request's line and headers are 70000 bytes; the limit is 65536: send shorter headers"},
 		{500, "InternalError", "A server error, or the platform refused the message (error platform_failed; for a single send, data holds the message record).",
 			"Read message; check the bot's platform connection. A server error was logged: retry later with the same Idempotency-Key.", "platform_failed",
 			"the message was not delivered: telegram: Bad Request: chat not found"},
@@ -167,6 +170,8 @@ func authErrors() []int { return []int{401, 403, 429, 500, 503} }
 // routeErrors returns the error statuses of a route, sorted.
 func routeErrors(rt Route) []int {
 	st := append([]int{}, rt.Doc.Errors...)
+	// Any request can have an over-long header.
+	st = append(st, http.StatusRequestHeaderFieldsTooLarge)
 	if rt.Auth {
 		st = append(st, authErrors()...)
 	}

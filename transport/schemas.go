@@ -85,6 +85,32 @@ func object(desc string, closed bool, fields ...field) Schema {
 func req(name string, s Schema) field { return field{name, s, true} }
 func opt(name string, s Schema) field { return field{name, s, false} }
 
+// alias is a property that is the other endpoints' name of the property
+// own: taken in its place; both with different values are refused.
+func alias(name, own string, s Schema) field {
+	return opt(name, s.with("description", "The other spelling of "+own+", taken in its place; giving both with different values is refused (400 conflicting_fields)."))
+}
+
+// strict closes a request's object schema, as the server reads it: a
+// property it does not list (or lists in another case), or one given
+// twice, is refused with 400. required lists the properties that must be
+// given under one of their two names (own name first).
+func strict(s Schema, required ...[2]string) Schema {
+	out := s.with("additionalProperties", false)
+	var all []any
+	for _, r := range required {
+		all = append(all, Schema{"anyOf": []any{Schema{"required": []string{r[0]}}, Schema{"required": []string{r[1]}}}})
+	}
+	switch len(all) {
+	case 0:
+	case 1:
+		out["anyOf"] = all[0].(Schema)["anyOf"]
+	default:
+		out["allOf"] = all
+	}
+	return out
+}
+
 // jobStates lists the job states of section 3 of the contract.
 func jobStates() []string {
 	var out []string
@@ -114,7 +140,7 @@ type schemaParts struct {
 
 func newSchemaParts(l push.Limits) schemaParts {
 	return schemaParts{
-		content:  str(fmt.Sprintf("The message. At most %d characters (Unicode code points) for text and Markdown; for an image, an optional caption (some platforms cap captions lower).", l.MaxContent)),
+		content:  str(fmt.Sprintf("The message. At most %d characters (Unicode code points) for text and Markdown; for an image, an optional caption (some platforms cap captions lower). An image message (msgType 7) without an image URL whose content is one http or https URL sends that URL as the image, without a caption. Valid UTF-8 without NUL characters or lone surrogate escapes.", l.MaxContent)),
 		msgType:  integer("0 = plain text (default), 2 = Markdown (sent as HTML on Telegram), 7 = image.").with("enum", []int{0, 2, 7}),
 		imageURL: str("An absolute http or https URL of the image (at most 2048 bytes). When set, the message is an image whatever msgType says.").with("format", "uri", "maxLength", 2048),
 		jobID:    str("The job's id: track the job with GET /api/openapi/queue/{id}.").with("format", "uuid"),

@@ -7,24 +7,41 @@ import (
 	"github.com/uptrace/bunrouter"
 )
 
-// privateRequest is the body of POST /openapi/v1/push/private.
+// privateRequest is the body of POST /openapi/v1/push/private. It takes
+// every field under the compatibility endpoint's name too (tagged alias):
+// a field that a request names in the other spelling is never ignored.
 type privateRequest struct {
-	BotID      *int64  `json:"botId"`
-	Target     *string `json:"target"`
-	Content    *string `json:"content"`
-	MsgType    *int    `json:"msgType"`
-	ImageURL   *string `json:"imageUrl"`
-	TargetType *string `json:"targetType"`
-	IsWakeup   *bool   `json:"isWakeup"`
+	BotID         *int64  `json:"botId"`
+	BotIDAlt      *int64  `json:"bot_id" alias:"botId"`
+	Target        *string `json:"target"`
+	TargetID      *int64  `json:"target_id" alias:"target"`
+	Content       *string `json:"content"`
+	MsgType       *int    `json:"msgType"`
+	MsgTypeAlt    *int    `json:"msg_type" alias:"msgType"`
+	ImageURL      *string `json:"imageUrl"`
+	ImageURLAlt   *string `json:"image_url" alias:"imageUrl"`
+	TargetType    *string `json:"targetType"`
+	TargetTypeAlt *string `json:"target_type" alias:"targetType"`
+	IsWakeup      *bool   `json:"isWakeup"`
+	IsWakeupAlt   *bool   `json:"is_wakeup" alias:"isWakeup"`
 }
 
-// compatRequest is the body of POST /openapi/send.
+// compatRequest is the body of POST /openapi/send: the same fields as
+// privateRequest, whose own names here are the older ones.
 type compatRequest struct {
-	BotID    *int64  `json:"bot_id"`
-	TargetID *int64  `json:"target_id"`
-	Content  *string `json:"content"`
-	MsgType  *int    `json:"msg_type"`
-	ImageURL *string `json:"image_url"`
+	BotID         *int64  `json:"botId" alias:"bot_id"`
+	BotIDAlt      *int64  `json:"bot_id"`
+	Target        *string `json:"target" alias:"target_id"`
+	TargetID      *int64  `json:"target_id"`
+	Content       *string `json:"content"`
+	MsgType       *int    `json:"msgType" alias:"msg_type"`
+	MsgTypeAlt    *int    `json:"msg_type"`
+	ImageURL      *string `json:"imageUrl" alias:"image_url"`
+	ImageURLAlt   *string `json:"image_url"`
+	TargetType    *string `json:"targetType" alias:"target_type"`
+	TargetTypeAlt *string `json:"target_type"`
+	IsWakeup      *bool   `json:"isWakeup" alias:"is_wakeup"`
+	IsWakeupAlt   *bool   `json:"is_wakeup"`
 }
 
 func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error {
@@ -34,27 +51,11 @@ func (s *Server) sendPrivate(w http.ResponseWriter, req bunrouter.Request) error
 	if err != nil {
 		return err
 	}
-	if body.BotID == nil {
-		return required("botId")
+	r, err := s.singleRequest(req, body, privateWords)
+	if err != nil {
+		return err
 	}
-	r := push.SendRequest{
-		BotID:          *body.BotID,
-		Message:        message(body.Content, body.MsgType, body.ImageURL, body.IsWakeup),
-		IdempotencyKey: key,
-	}
-	// An omitted, null or empty target addresses a bot's one destination
-	// on platforms without targets.
-	if body.Target != nil && *body.Target != "" {
-		if r.TargetID, err = parseTargetID("target", *body.Target); err != nil {
-			return s.refuseTargets(req, r.BotID, push.RequestKindSingle, err)
-		}
-	}
-	if body.TargetType != nil {
-		r.TargetType = push.TargetType(*body.TargetType)
-		if !r.TargetType.Valid() {
-			return push.Errorf(push.Invalid, "invalid_target_type", "targetType %q is not supported: use \"user\" or \"group\", or leave it out", truncate(*body.TargetType, 40))
-		}
-	}
+	r.IdempotencyKey = key
 	return s.single(w, req, r)
 }
 
@@ -65,24 +66,83 @@ func (s *Server) sendCompat(w http.ResponseWriter, req bunrouter.Request) error 
 	if err != nil {
 		return err
 	}
-	if body.BotID == nil {
-		return required("bot_id")
+	r, err := s.singleRequest(req, privateRequest(body), compatWords)
+	if err != nil {
+		return err
 	}
-	r := push.SendRequest{
-		BotID:          *body.BotID,
-		Message:        message(body.Content, body.MsgType, body.ImageURL, nil),
-		IdempotencyKey: key,
-	}
-	// target_id 0 is the empty value of the integer field (no target has
-	// id 0): like an omitted or null target_id it names no target.
-	if body.TargetID != nil {
-		if *body.TargetID < 0 {
-			return s.refuseTargets(req, r.BotID, push.RequestKindSingle,
-				push.Errorf(push.Invalid, "invalid_target_id", "target_id %d is not a target id: give the id of a target bound to the bot", *body.TargetID))
-		}
-		r.TargetID = *body.TargetID
-	}
+	r.IdempotencyKey = key
 	return s.single(w, req, r)
+}
+
+// singleRequest reads a single send's body, whose fields each endpoint
+// names in its own words (e) and takes in the other's too.
+func (s *Server) singleRequest(req bunrouter.Request, b privateRequest, e endpoint) (push.SendRequest, error) {
+	// pair names a field by its two names, the endpoint's own first.
+	pair := func(camel, snake string) (string, string) {
+		if e == compatWords {
+			return snake, camel
+		}
+		return camel, snake
+	}
+	var r push.SendRequest
+	botName, _ := pair("botId", "bot_id")
+	botID, err := either(b.BotID, "botId", b.BotIDAlt, "bot_id")
+	if err != nil {
+		return r, err
+	}
+	if botID == nil {
+		return r, required(botName)
+	}
+	r.BotID = *botID
+	var imageURL, targetType *string
+	var msgType *int
+	var wakeup *bool
+	if msgType, err = either(b.MsgType, "msgType", b.MsgTypeAlt, "msg_type"); err != nil {
+		return r, err
+	}
+	if imageURL, err = either(b.ImageURL, "imageUrl", b.ImageURLAlt, "image_url"); err != nil {
+		return r, err
+	}
+	if targetType, err = either(b.TargetType, "targetType", b.TargetTypeAlt, "target_type"); err != nil {
+		return r, err
+	}
+	if wakeup, err = either(b.IsWakeup, "isWakeup", b.IsWakeupAlt, "is_wakeup"); err != nil {
+		return r, err
+	}
+	r.Message = message(b.Content, msgType, imageURL, wakeup)
+	// An omitted, null or empty target, and a target_id 0 (the empty
+	// value of the integer field: no target has id 0), address a bot's
+	// one destination on platforms without targets.
+	var byName, byID *int64
+	if b.Target != nil && *b.Target != "" {
+		id, err := parseTargetID("target", *b.Target)
+		if err != nil {
+			return r, s.refuseTargets(req, r.BotID, push.RequestKindSingle, err)
+		}
+		byName = &id
+	}
+	if b.TargetID != nil && *b.TargetID != 0 {
+		if *b.TargetID < 0 {
+			return r, s.refuseTargets(req, r.BotID, push.RequestKindSingle,
+				push.Errorf(push.Invalid, "invalid_target_id", "target_id %d is not a target id: give the id of a target bound to the bot", *b.TargetID))
+		}
+		byID = b.TargetID
+	}
+	target, err := either(byName, "target", byID, "target_id")
+	if err != nil {
+		return r, err
+	}
+	if target != nil {
+		r.TargetID = *target
+	}
+	if targetType != nil {
+		r.TargetType = push.TargetType(*targetType)
+		if !r.TargetType.Valid() {
+			name, _ := pair("targetType", "target_type")
+			return r, push.Errorf(push.Invalid, "invalid_target_type", "%s %q is not supported: use \"user\" or \"group\", or leave it out", name, truncate(*targetType, 40))
+		}
+	}
+	return r, nil
 }
 
 // refuseTargets returns the engine's refusal when botID is on a platform

@@ -4,9 +4,12 @@
 package transport
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +23,9 @@ const BasePath = "/api"
 // DefaultMaxBody caps request bodies (1 MiB).
 const DefaultMaxBody = 1 << 20
 
+// DefaultMaxHeaderBytes caps a request's line and headers (64 KiB).
+const DefaultMaxHeaderBytes = 64 << 10
+
 // Options configure the HTTP front.
 type Options struct {
 	// Logger receives one line per request and internal errors.
@@ -27,6 +33,11 @@ type Options struct {
 	// MaxBody caps request bodies in bytes (default 1 MiB); a larger
 	// body gets 413.
 	MaxBody int64
+	// MaxHeaderBytes caps a request's line and headers in bytes
+	// (default 64 KiB); a larger header gets 431. The http.Server's own
+	// MaxHeaderBytes (NewHTTPServer: four times the default) must be
+	// larger, or net/http answers first.
+	MaxHeaderBytes int
 	// Observer, when set, hears of every answered request (for metrics).
 	Observer RequestObserver
 	// Metrics, when set, is served at GET /metrics.
@@ -54,22 +65,28 @@ type RequestObserver interface {
 
 // Server is the HTTP front of an engine.
 type Server struct {
-	eng     *push.Engine
-	log     *slog.Logger
-	maxBody int64
-	router  *bunrouter.Router
-	obs     RequestObserver
-	metrics http.Handler
-	ready   []ReadyCheck
-	version string
+	eng       *push.Engine
+	log       *slog.Logger
+	maxBody   int64
+	maxHeader int
+	router    *bunrouter.Router
+	obs       RequestObserver
+	metrics   http.Handler
+	ready     []ReadyCheck
+	version   string
 
 	publicURL   string
 	crossOrigin *http.CrossOriginProtection
 
+	allow map[string][]string // route pattern → its methods, for the Allow header of a 405
+
 	openAPIJSON []byte                // GET /api/openapi.json
 	docsHTML    []byte                // GET /api/docs
 	badPath     bunrouter.HandlerFunc // the logged refusal of a path with a control character
-	console     bunrouter.HandlerFunc // the logged web console; nil without one
+	// shapes are the fields the send requests' bodies may hold, by the
+	// type of the request struct.
+	shapes  map[reflect.Type]*shape
+	console bunrouter.HandlerFunc // the logged web console; nil without one
 }
 
 // New returns the HTTP front of eng.
@@ -80,23 +97,33 @@ func New(eng *push.Engine, opts Options) *Server {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{eng: eng, log: opts.Logger, maxBody: opts.MaxBody, obs: opts.Observer, metrics: opts.Metrics, version: opts.Version,
+	s := &Server{eng: eng, log: opts.Logger, maxBody: opts.MaxBody, maxHeader: opts.MaxHeaderBytes, obs: opts.Observer, metrics: opts.Metrics, version: opts.Version,
 		publicURL: opts.PublicURL, crossOrigin: http.NewCrossOriginProtection()}
+	s.shapes = make(map[reflect.Type]*shape)
+	for _, v := range []any{&privateRequest{}, &compatRequest{}, &batchRequest{}, &multiRequest{}} {
+		s.shapes[reflect.TypeOf(v)] = newShape(v)
+	}
 	s.ready = append([]ReadyCheck{{Name: "database", Check: eng.Ping}}, opts.Ready...)
 	s.router = bunrouter.New(
 		bunrouter.Use(s.logRequests, s.handleErrors),
 		bunrouter.WithNotFoundHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
-			return &push.Error{Kind: push.NotFound, Reason: "route_not_found",
-				Message: "no such endpoint: " + req.Method + " " + req.URL.Path + ": see the API documentation"}
+			return errNoRoute(req.Request, "see the API documentation")
 		}),
 		bunrouter.WithMethodNotAllowedHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
-			return errMethodNotAllowed(req.Method, req.URL.Path)
+			if allow := s.allow[req.Route()]; len(allow) > 0 {
+				w.Header().Set("Allow", strings.Join(allow, ", "))
+			}
+			return errMethodNotAllowed(req.Method, pathAsSent(req.Request))
 		}),
 	)
 	routes := s.routes()
+	s.allow = allowedMethods(routes)
 	s.router.WithGroup(apiPrefix, func(g *bunrouter.Group) {
 		g = g.Use(s.authenticate)
 		for _, rt := range routes {
@@ -119,11 +146,14 @@ func New(eng *push.Engine, opts Options) *Server {
 			s.router.Handle(rt.Method, rt.Path, s.crossOriginOnly(rt.Handler))
 		case !rt.Auth:
 			s.router.Handle(rt.Method, rt.Path, rt.Handler)
+			if rt.Method == http.MethodGet {
+				// Probes and scrapers may ask with HEAD: the same answer
+				// without its body (net/http drops it).
+				s.router.Handle(http.MethodHead, rt.Path, rt.Handler)
+			}
 		}
 	}
-	s.badPath = s.logRequests(s.handleErrors(func(http.ResponseWriter, bunrouter.Request) error {
-		return &httpError{http.StatusBadRequest, "invalid_path", "the request path contains a control character: check the URL"}
-	}))
+	s.badPath = s.refusal(&httpError{http.StatusBadRequest, "invalid_path", "the request path contains a control character: check the URL"})
 	if opts.Console != nil {
 		s.console = s.logRequests(func(w http.ResponseWriter, req bunrouter.Request) error {
 			opts.Console.ServeHTTP(w, req.Request)
@@ -138,14 +168,31 @@ func New(eng *push.Engine, opts Options) *Server {
 
 // ServeHTTP implements http.Handler. Paths with control characters (a
 // decoded %00, say) are refused before routing: no route has them, and the
-// router's tree lookup is not safe with a NUL byte.
+// router's tree lookup is not safe with a NUL byte. So are an over-long
+// header, and a path with a trailing slash or with '.', '..' or empty
+// segments, which the router would answer with a redirect without a body.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hasControlChar(r.URL.Path) {
 		_ = s.badPath(w, bunrouter.NewRequest(r))
 		return
 	}
+	if n := headerSize(r); n > s.maxHeader {
+		_ = s.refusal(&httpError{http.StatusRequestHeaderFieldsTooLarge, "header_too_large",
+			fmt.Sprintf("the request's line and headers are %d bytes; the limit is %d: send shorter headers", n, s.maxHeader)})(w, bunrouter.NewRequest(r))
+		return
+	}
+	// The console's paths are the console's to clean and answer.
 	if s.console != nil && consolePath(r.URL.Path) {
 		_ = s.console(w, bunrouter.NewRequest(r))
+		return
+	}
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	if path != "/" && (strings.HasSuffix(path, "/") || bunrouter.CleanPath(path) != path) {
+		clean := strings.TrimSuffix(bunrouter.CleanPath(path), "/")
+		_ = s.refusal(errNoRoute(r, "paths have no trailing slash and no '.', '..' or empty segments: did you mean "+clean+"?"))(w, bunrouter.NewRequest(r))
 		return
 	}
 	s.router.ServeHTTP(w, r)
@@ -161,10 +208,46 @@ func consolePath(p string) bool {
 	return !strings.HasPrefix(p, BasePath+"/")
 }
 
+// refusal is a logged handler that answers err.
+func (s *Server) refusal(err error) bunrouter.HandlerFunc {
+	return s.logRequests(s.handleErrors(func(http.ResponseWriter, bunrouter.Request) error { return err }))
+}
+
+// errNoRoute is the answer to a path no route has; hint says what to do.
+func errNoRoute(r *http.Request, hint string) error {
+	return &push.Error{Kind: push.NotFound, Reason: "route_not_found",
+		Message: "no such endpoint: " + r.Method + " " + truncate(pathAsSent(r), 200) + ": " + hint}
+}
+
+// pathAsSent is the request's path as the client wrote it, with its
+// percent-escapes.
+func pathAsSent(r *http.Request) string {
+	if strings.HasPrefix(r.RequestURI, "/") {
+		p, _, _ := strings.Cut(r.RequestURI, "?")
+		return p
+	}
+	return r.URL.EscapedPath()
+}
+
+// headerSize is about the size of a request's line and headers as sent,
+// the measure of http.Server's MaxHeaderBytes.
+func headerSize(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4 + len(r.Host) + 8
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
 // NewHTTPServer returns an http.Server for h with timeouts that protect
 // against slow clients: headers within 10 s, the whole request within 30 s,
 // idle connections closed after 2 minutes. WriteTimeout leaves room for the
-// synchronous wait.
+// synchronous wait. Its MaxHeaderBytes is above the handler's own limit
+// (Options.MaxHeaderBytes), so that an over-long header is answered by the
+// handler with the error envelope; beyond it net/http answers, in the
+// envelope too when the listener is an EnvelopeListener.
 func NewHTTPServer(addr string, h http.Handler, syncWait time.Duration) *http.Server {
 	return &http.Server{
 		Addr:              addr,
@@ -173,7 +256,7 @@ func NewHTTPServer(addr string, h http.Handler, syncWait time.Duration) *http.Se
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      syncWait + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    4 * DefaultMaxHeaderBytes,
 	}
 }
 
@@ -185,4 +268,20 @@ func hasControlChar(s string) bool {
 		}
 	}
 	return false
+}
+
+// allowedMethods maps each route pattern to the methods it answers, HEAD
+// included where an unauthenticated GET is (see New).
+func allowedMethods(routes []Route) map[string][]string {
+	allow := make(map[string][]string)
+	for _, rt := range routes {
+		allow[rt.Path] = append(allow[rt.Path], rt.Method)
+		if !rt.Auth && rt.Method == http.MethodGet {
+			allow[rt.Path] = append(allow[rt.Path], http.MethodHead)
+		}
+	}
+	for _, m := range allow {
+		slices.Sort(m)
+	}
+	return allow
 }

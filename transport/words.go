@@ -30,8 +30,14 @@ func (e endpoint) name(f push.Field) (string, bool) {
 	switch e {
 	case privateWords:
 		n = oneOf(f, "botId", "target", "targetType", "msgType", "imageUrl", "")
+		if f == push.FieldWakeup {
+			n = "isWakeup"
+		}
 	case compatWords:
-		n = oneOf(f, "bot_id", "target_id", "", "msg_type", "image_url", "")
+		n = oneOf(f, "bot_id", "target_id", "target_type", "msg_type", "image_url", "")
+		if f == push.FieldWakeup {
+			n = "is_wakeup"
+		}
 	case batchWords:
 		n = oneOf(f, "bot_id", "", "", "msg_type", "image_url", "target_ids")
 	case multiWords:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/heraldpush/herald/internal/node"
 	"github.com/heraldpush/herald/push"
@@ -21,6 +23,18 @@ import (
 type adminCmd interface {
 	flags(fs *flag.FlagSet)
 	run(ctx context.Context, n *node.Node) (any, error)
+}
+
+// stdinReader is an adminCmd that reads its standard input (a password
+// given with --password-stdin).
+type stdinReader interface {
+	setStdin(r io.Reader)
+}
+
+// checker is an adminCmd that checks its flags before the database is
+// opened, so that a refused command opens (and creates) nothing.
+type checker interface {
+	check() error
 }
 
 // adminEntry is a line of the admin table: a command, the synopsis of its
@@ -37,7 +51,7 @@ func (a adminEntry) name() string { return a.noun + " " + a.verb }
 // resource's commands live in admin_<noun>.go.
 func adminCommands() []adminEntry {
 	var all []adminEntry
-	for _, group := range [][]adminEntry{accountCommands(), keyCommands(), botCommands(), targetCommands(), pointsCommands(), jobCommands(), secretsCommands()} {
+	for _, group := range [][]adminEntry{accountCommands(), userCommands(), inviteCommands(), keyCommands(), botCommands(), targetCommands(), pointsCommands(), jobCommands(), secretsCommands()} {
 		all = append(all, group...)
 	}
 	return all
@@ -53,7 +67,7 @@ func adminUsage() string {
 			b.WriteString("\n")
 		}
 		noun = c.noun
-		fmt.Fprintf(&b, "  %-16s %s\n", c.name(), c.synopsis)
+		fmt.Fprintf(&b, "  %-22s %s\n", c.name(), c.synopsis)
 	}
 	b.WriteString("\nEvery command prints one JSON object on stdout. --db (or HERALD_DB) selects the database.\n")
 	b.WriteString("\"herald admin <noun> <verb> -h\" lists a command's flags.\n")
@@ -61,8 +75,8 @@ func adminUsage() string {
 }
 
 // admin runs one admin command and returns the exit code: 0 with one JSON
-// object on stdout, or 1 with the error on stderr.
-func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// object on stdout, or 1 with the error on stderr and nothing on stdout.
+func admin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) < 2 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stderr, adminUsage())
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
@@ -70,7 +84,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	out, err := adminRun(ctx, args[0], args[1], args[2:], stderr)
+	out, err := adminRun(ctx, args[0], args[1], args[2:], stdin, stderr)
 	if errors.Is(err, errHelp) {
 		return 0
 	}
@@ -78,14 +92,20 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "herald admin:", err)
 		return 1
 	}
-	if err := printJSON(stdout, out); err != nil {
+	// Encoded whole before any of it is written: a failure prints nothing.
+	var buf bytes.Buffer
+	if err := printJSON(&buf, out); err != nil {
+		fmt.Fprintln(stderr, "herald admin:", err)
+		return 1
+	}
+	if _, err := stdout.Write(buf.Bytes()); err != nil {
 		fmt.Fprintln(stderr, "herald admin:", err)
 		return 1
 	}
 	return 0
 }
 
-func adminRun(ctx context.Context, noun, verb string, args []string, stderr io.Writer) (any, error) {
+func adminRun(ctx context.Context, noun, verb string, args []string, stdin io.Reader, stderr io.Writer) (any, error) {
 	var entry *adminEntry
 	for _, c := range adminCommands() {
 		if c.noun == noun && c.verb == verb {
@@ -104,6 +124,14 @@ func adminRun(ctx context.Context, noun, verb string, args []string, stderr io.W
 	if err := parseFlags(fs, args, ef.names()); err != nil {
 		return nil, err
 	}
+	if c, ok := cmd.(checker); ok {
+		if err := c.check(); err != nil {
+			return nil, err
+		}
+	}
+	if r, ok := cmd.(stdinReader); ok {
+		r.setStdin(stdin)
+	}
 	n, err := openNode(ctx, &ef, 0, slog.New(slog.NewTextHandler(io.Discard, nil)), nodeParts{})
 	if err != nil {
 		return nil, err
@@ -111,13 +139,114 @@ func adminRun(ctx context.Context, noun, verb string, args []string, stderr io.W
 	defer n.Close()
 	out, err := cmd.run(ctx, n)
 	if err != nil {
-		var pe *push.Error
-		if errors.As(err, &pe) && pe.Message != "" {
-			return nil, errors.New(pe.Message)
-		}
-		return nil, err
+		return nil, engineError(err, fs)
 	}
 	return out, nil
+}
+
+// engineError words an engine's error for the command line: its message,
+// after the flag it concerns when the command has that flag, and ending
+// with its stable reason, e.g. "--amount: the account has 3 points:
+// deducting 5 would take it below zero (insufficient_points)". The cause
+// behind the message is left out, as the HTTP API leaves it out.
+func engineError(err error, fs *flag.FlagSet) error {
+	var pe *push.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	msg := pe.Message
+	if msg == "" {
+		msg = pe.Kind.String()
+	}
+	if name := flagOf(pe, fs); name != "" {
+		msg = "--" + name + ": " + msg
+	}
+	return fmt.Errorf("%s (%s)", msg, push.ReasonOf(pe))
+}
+
+// fieldFlags returns the flags that may give an input the engine names,
+// in the order they are looked for in a command.
+func fieldFlags(f push.Field) []string {
+	switch f {
+	case push.FieldBot:
+		return []string{"bot", "id"}
+	case push.FieldTarget:
+		return []string{"target", "id"}
+	case push.FieldTargetType:
+		return []string{"type"}
+	case push.FieldName:
+		return []string{"name"}
+	case push.FieldAddress:
+		return []string{"address"}
+	case push.FieldConfig:
+		return []string{"config"}
+	case push.FieldJob:
+		return []string{"id"}
+	case push.FieldIdempotencyKey:
+		return []string{"key"}
+	case push.FieldCursor:
+		return []string{"cursor"}
+	case push.FieldLimit:
+		return []string{"limit"}
+	}
+	return nil
+}
+
+// reasonFlags returns the flags that may give the input an error is
+// about, by its reason, for the errors that name no Field.
+func reasonFlags(reason string) []string {
+	switch reason {
+	case "account_not_found":
+		return []string{"account", "id"}
+	case "bot_not_found":
+		return []string{"bot", "id"}
+	case "target_not_found":
+		return []string{"target", "id"}
+	case "user_not_found", "invite_not_found", "bind_code_not_found", "job_not_found", "last_operator", "invite_used", "job_not_uncertain":
+		return []string{"id"}
+	case "invalid_role":
+		return []string{"role"}
+	case "invalid_email", "email_taken":
+		return []string{"email"}
+	case "weak_password":
+		return []string{"password-stdin"}
+	case "invalid_expiry":
+		return []string{"ttl", "expires"}
+	case "invalid_uses":
+		return []string{"uses"}
+	case "invalid_amount", "insufficient_points":
+		return []string{"amount"}
+	case "invalid_reason":
+		return []string{"reason"}
+	case "invalid_state":
+		return []string{"state"}
+	case "invalid_range":
+		return []string{"until"}
+	case "invalid_balance":
+		return []string{"balance"}
+	case "invalid_outcome":
+		return []string{"outcome"}
+	case "invalid_note":
+		return []string{"note"}
+	case "unknown_platform":
+		return []string{"platform"}
+	case "invalid_config", "credentials_refused":
+		return []string{"config"}
+	case "bot_not_listening":
+		return []string{"bot"}
+	}
+	return nil
+}
+
+// flagOf returns the name of the command's flag an engine error is about,
+// or "" when the command has none such.
+func flagOf(pe *push.Error, fs *flag.FlagSet) string {
+	for _, n := range append(fieldFlags(pe.Field), reasonFlags(pe.Reason)...) {
+		if fs.Lookup(n) != nil {
+			return n
+		}
+	}
+	return ""
 }
 
 // need refuses a missing required flag.
@@ -161,4 +290,34 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// optString is a string flag that knows whether it was given, for
+// commands that change only what is given.
+type optString struct {
+	v   string
+	set bool
+}
+
+// String returns the value given.
+func (o *optString) String() string {
+	if o == nil {
+		return ""
+	}
+	return o.v
+}
+
+// Set records the value given.
+func (o *optString) Set(v string) error {
+	o.v, o.set = v, true
+	return nil
+}
+
+// optTime returns t in UTC, or nil for the zero time.
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }

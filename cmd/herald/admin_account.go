@@ -15,6 +15,7 @@ func accountCommands() []adminEntry {
 		{"account", "list", "", func() adminCmd { return &accountList{} }},
 		{"account", "suspend", "--id ID", func() adminCmd { return &accountSetStatus{status: push.AccountSuspended} }},
 		{"account", "activate", "--id ID", func() adminCmd { return &accountSetStatus{status: push.AccountActive} }},
+		{"account", "rename", "--id ID --name N", func() adminCmd { return &accountRename{} }},
 	}
 }
 
@@ -73,5 +74,22 @@ func (c *accountSetStatus) run(ctx context.Context, n *node.Node) (any, error) {
 		return nil, err
 	}
 	a, err := n.Engine.Accounts().Update(ctx, push.System(), c.id, push.AccountUpdate{Status: &c.status})
+	return accountJSON(a), err
+}
+
+type accountRename struct {
+	id   int64
+	name string
+}
+
+func (c *accountRename) flags(fs *flag.FlagSet) {
+	fs.Int64Var(&c.id, "id", 0, "account id")
+	fs.StringVar(&c.name, "name", "", "the new name")
+}
+
+func (c *accountRename) check() error { return need("id", c.id > 0) }
+
+func (c *accountRename) run(ctx context.Context, n *node.Node) (any, error) {
+	a, err := n.Engine.Accounts().Update(ctx, push.System(), c.id, push.AccountUpdate{Name: &c.name})
 	return accountJSON(a), err
 }

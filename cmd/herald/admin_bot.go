@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 
 	"github.com/heraldpush/herald/internal/node"
@@ -13,6 +14,9 @@ func botCommands() []adminEntry {
 	return []adminEntry{
 		{"bot", "create", "--account ID --platform P --name N --config JSON", func() adminCmd { return &botCreate{} }},
 		{"bot", "list", "--account ID", func() adminCmd { return &botList{} }},
+		{"bot", "update", "--id ID [--name N] [--config JSON [--verify]]", func() adminCmd { return &botUpdate{} }},
+		{"bot", "verify", "--id ID", func() adminCmd { return &botVerify{} }},
+		{"bot", "delete", "--id ID", func() adminCmd { return &botDelete{} }},
 	}
 }
 
@@ -63,4 +67,93 @@ func (c *botList) run(ctx context.Context, n *node.Node) (any, error) {
 	return listAll(func(cursor string) (push.Page[push.Bot], error) {
 		return n.Engine.Bots().List(ctx, push.System(), push.BotFilter{AccountID: c.account, Limit: push.MaxPageSize, Cursor: cursor})
 	}, botJSON)
+}
+
+type botUpdate struct {
+	id           int64
+	name, config optString
+	verify       bool
+}
+
+func (c *botUpdate) flags(fs *flag.FlagSet) {
+	fs.Int64Var(&c.id, "id", 0, "bot id")
+	fs.Var(&c.name, "name", "the new name")
+	fs.Var(&c.config, "config", "the whole new config as JSON, replacing the old one (credentials; never printed)")
+	fs.BoolVar(&c.verify, "verify", false, "verify the new credentials with the platform before saving")
+}
+
+func (c *botUpdate) check() error {
+	if err := need("id", c.id > 0); err != nil {
+		return err
+	}
+	if !c.name.set && !c.config.set {
+		return errors.New("give --name, --config or both: nothing to change")
+	}
+	if c.verify && !c.config.set {
+		return errors.New("--verify verifies new credentials: give them with --config (herald admin bot verify checks the saved ones)")
+	}
+	return nil
+}
+
+func (c *botUpdate) run(ctx context.Context, n *node.Node) (any, error) {
+	u := push.BotUpdate{Verify: c.verify}
+	if c.name.set {
+		u.Name = &c.name.v
+	}
+	if c.config.set {
+		u.Config = json.RawMessage(c.config.v)
+	}
+	b, err := n.Engine.Bots().Update(ctx, push.System(), c.id, u)
+	if err != nil {
+		return nil, err
+	}
+	_, verifies := platformOf(n, b.Platform).(push.Verifier)
+	return struct {
+		botOut
+		Verified bool `json:"verified"`
+	}{botJSON(b), c.verify && verifies}, nil
+}
+
+type botVerify struct{ id int64 }
+
+func (c *botVerify) flags(fs *flag.FlagSet) { fs.Int64Var(&c.id, "id", 0, "bot id") }
+
+func (c *botVerify) check() error { return need("id", c.id > 0) }
+
+func (c *botVerify) run(ctx context.Context, n *node.Node) (any, error) {
+	ok, err := n.Engine.Bots().Verify(ctx, push.System(), c.id)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		ID       int64 `json:"id"`
+		Verified bool  `json:"verified"`
+	}{c.id, ok}, nil
+}
+
+// canceledOut is what a delete or an unbind prints: how many queued jobs
+// it canceled (their points returned).
+type canceledOut struct {
+	ID       int64 `json:"id"`
+	Canceled int   `json:"canceled"`
+}
+
+type botDelete struct{ id int64 }
+
+func (c *botDelete) flags(fs *flag.FlagSet) { fs.Int64Var(&c.id, "id", 0, "bot id") }
+
+func (c *botDelete) check() error { return need("id", c.id > 0) }
+
+func (c *botDelete) run(ctx context.Context, n *node.Node) (any, error) {
+	canceled, err := n.Engine.Bots().Delete(ctx, push.System(), c.id)
+	if err != nil {
+		return nil, err
+	}
+	return canceledOut{c.id, canceled}, nil
+}
+
+// platformOf returns the node's platform of that name, or nil.
+func platformOf(n *node.Node, name string) push.Platform {
+	p, _ := n.Engine.Platform(name)
+	return p
 }

@@ -61,11 +61,11 @@ func TestAdminSurface(t *testing.T) {
 	check(bot, map[string]any{"id": 1.0, "account": 1.0, "platform": "telegram", "name": "alerts"})
 	check(run("bot", "list", "--account", "1"), map[string]any{"items": []any{bot}})
 	target := run("target", "bind", "--bot", "1", "--type", "user", "--address", "4242", "--name", "Ada")
-	check(target, map[string]any{"id": 1.0, "bot": 1.0, "type": "user", "address": "4242"})
+	check(target, map[string]any{"id": 1.0, "bot": 1.0, "type": "user", "address": "4242", "name": "Ada", "presence": "active"})
 	check(run("target", "list", "--bot", "1"), map[string]any{"items": []any{target}})
 
 	// No output anywhere carries the bot token.
-	for _, args := range [][]string{{"bot", "list", "--account", "1"}, {"account", "list"}} {
+	for _, args := range [][]string{{"bot", "list", "--account", "1"}, {"account", "list"}, {"target", "list", "--bot", "1"}, {"bot", "update", "--id", "1", "--config", cfg}} {
 		r := testkit.Admin(t, heraldBin, env, args...)
 		if strings.Contains(r.Stdout+r.Stderr, token) || strings.Contains(r.Stdout+r.Stderr, strings.Split(token, ":")[1]) {
 			t.Fatalf("admin %v printed the bot token", args)

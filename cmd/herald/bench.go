@@ -117,7 +117,7 @@ func benchServerEnv() []string {
 func benchSeed(ctx context.Context, db string, req bench.SeedRequest) (bench.Seed, error) {
 	ef := defaultEngineFlags()
 	ef.db, ef.points, ef.keyFile = db, req.Points, req.KeyFile
-	n, err := openNode(ctx, &ef, 0, slog.New(slog.NewTextHandler(io.Discard, nil)), nodeParts{})
+	n, err := openNode(ctx, &ef, 0, slog.New(slog.NewTextHandler(io.Discard, nil)), nodeParts{createDB: true})
 	if err != nil {
 		return bench.Seed{}, err
 	}

@@ -51,7 +51,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// and sends not paced (the demo sends three messages to one chat in a row).
 	ef := defaultEngineFlags()
 	ef.db, ef.points, ef.imageAllow, ef.platformTime, ef.pacing = filepath.Join(dir, "demo.db"), true, "127.0.0.0/8", 10*time.Second, false
-	n, err := openNode(ctx, &ef, 4, slog.New(slog.NewTextHandler(io.Discard, nil)), nodeParts{http: &transport.Options{}})
+	n, err := openNode(ctx, &ef, 4, slog.New(slog.NewTextHandler(io.Discard, nil)), nodeParts{http: &transport.Options{}, createDB: true})
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv := transport.NewHTTPServer("", n.API, ef.syncWait)
-	go srv.Serve(ln)
+	go srv.Serve(transport.EnvelopeListener(ln))
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + "/api"
 

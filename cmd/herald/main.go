@@ -4,7 +4,7 @@
 //	herald serve     run the API and the workers (SQLite and an in-process queue by default)
 //	herald worker    run workers only, as a node of a scale-out installation (PostgreSQL + Redis)
 //	herald migrate   create or upgrade the database schema
-//	herald admin     manage accounts, keys, bots, targets, points and jobs (JSON out)
+//	herald admin     manage accounts, users, invites, keys, bots, targets, points and jobs (JSON out)
 //	herald demo      run everything in one process against fakes of several platforms and send through each
 //	herald bench     measure throughput, latency and the server's costs under load
 //	herald version   print the version
@@ -13,13 +13,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/heraldpush/herald/internal/buildinfo"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version may be set at build time with -ldflags "-X main.version=…";
+// without it the module version and VCS stamp of the build are used (see
+// internal/buildinfo).
 var version = "dev"
 
 func main() {
@@ -35,7 +38,7 @@ Usage:
                            (--workers 0 with --redis: the API only)
   herald worker  [flags]   run workers only (needs --redis and a PostgreSQL --db)
   herald migrate [flags]   create or upgrade the database schema
-  herald admin   <noun> <verb> [flags]   manage accounts, keys, bots, targets, points, jobs
+  herald admin   <noun> <verb> [flags]   manage accounts, users, invites, keys, bots, targets, points, jobs
   herald demo    [flags]   run a self-contained demo against fakes of several platforms
   herald bench   [flags]   load-test an embedded server (or --url) and report
                            throughput, latency, CPU, allocations and memory
@@ -61,13 +64,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "migrate":
 		err = migrateCmd(ctx, args[1:], stdout, stderr)
 	case "admin":
-		return admin(ctx, args[1:], stdout, stderr)
+		return admin(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "demo":
 		err = demo(ctx, args[1:], stdout, stderr)
 	case "bench":
 		err = benchCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "herald", version)
+		fmt.Fprintln(stdout, buildinfo.Read(version))
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

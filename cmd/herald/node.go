@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald/internal/node"
@@ -15,12 +17,18 @@ import (
 )
 
 // nodeParts are the optional parts of a node beside its engine: the
-// HTTP front (serve, demo) and the metrics (serve).
+// HTTP front (serve, demo) and the metrics (serve), and where people and
+// platforms reach the node (serve's --public-url), which the bots'
+// receivers register their webhooks at.
 type nodeParts struct {
-	http     *transport.Options
-	metrics  *metrics.Options
-	sessions push.Sessions
-	console  *console.Options
+	http      *transport.Options
+	metrics   *metrics.Options
+	sessions  push.Sessions
+	console   *console.Options
+	publicURL string
+	// createDB lets the command create a SQLite database that is not
+	// there (serve, demo, bench); without it a missing file is refused.
+	createDB bool
 }
 
 // openNode opens the store and builds (but does not start) the node the
@@ -29,6 +37,9 @@ type nodeParts struct {
 // and rate limit in Redis, as one node of many.
 func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logger, parts nodeParts) (*node.Node, error) {
 	if err := ef.validate(); err != nil {
+		return nil, err
+	}
+	if err := prepareSQLite(ef.db, parts.createDB, log); err != nil {
 		return nil, err
 	}
 	popts, err := ef.platformOptions()
@@ -56,6 +67,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		HTTP:              parts.http,
 		Sessions:          parts.sessions,
 		Console:           parts.console,
+		Receivers:         push.Receivers{PublicURL: parts.publicURL},
 	}
 	if ef.redis != "" {
 		if c.Redis, err = ef.redisOptions(); err != nil {
@@ -72,6 +84,7 @@ type nodeFlags struct {
 	workers   int
 	drain     time.Duration
 	pprofAddr string
+	publicURL string
 }
 
 // register defines the flags; workersUsage tells what --workers means to
@@ -81,6 +94,17 @@ func (nf *nodeFlags) register(fs *flag.FlagSet, workersUsage string) {
 	fs.IntVar(&nf.workers, "workers", 8, workersUsage)
 	fs.DurationVar(&nf.drain, "drain-timeout", 15*time.Second, "on SIGTERM, how long running sends may take to finish")
 	fs.StringVar(&nf.pprofAddr, "pprof-addr", "", "serve Go's runtime profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (loopback only; empty: off)")
+	fs.StringVar(&nf.publicURL, "public-url", "", "where people and platforms reach the service, e.g. https://herald.example.com: the links it gives and the webhooks its bots' receivers register with platforms (Telegram) are under it; give every node the same (serve: an https URL also makes the session cookie Secure behind a TLS-terminating proxy)")
+}
+
+// public returns --public-url without a trailing slash, or refuses one
+// that is not an absolute http or https URL.
+func (nf *nodeFlags) public() (string, error) {
+	u := nf.publicURL
+	if u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		return "", fmt.Errorf("--public-url %q: give an absolute http or https URL, such as https://herald.example.com", u)
+	}
+	return strings.TrimRight(u, "/"), nil
 }
 
 // open makes the node's logger, serves the runtime profiles when
@@ -98,6 +122,9 @@ func (nf *nodeFlags) open(ctx context.Context, stdout, stderr io.Writer, parts n
 		if stopPprof, err = servePprof(nf.pprofAddr, log, stdout); err != nil {
 			return nil, nil, nil, err
 		}
+	}
+	if parts.publicURL, err = nf.public(); err != nil {
+		return nil, nil, nil, err
 	}
 	n, err = openNode(ctx, &nf.engineFlags, nf.workers, log, parts)
 	if err != nil {

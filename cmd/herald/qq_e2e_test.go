@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
@@ -12,9 +13,6 @@ import (
 func TestQQEndToEnd(t *testing.T) {
 	qq := fake.NewQQ(t)
 	appID, secret := qq.NewApp()
-	qq.SetProactive(appID, true)
-	qq.AddUser("E4F4AEA33253A2797FB897C50B81D7ED")
-	qq.AddGroup("C9F778FE6ADF9D1D1DBE395BF744A33A")
 	images := fake.NewImages(t)
 	png := fake.PNG(5)
 	imgURL := images.Add("/chart.png", png, "image/png")
@@ -23,6 +21,17 @@ func TestQQEndToEnd(t *testing.T) {
 	bot := s.bot(t, "qq", string(qq.BotConfig(appID, secret)))
 	user := s.bind(t, bot, "user", "E4F4AEA33253A2797FB897C50B81D7ED")
 	group := s.bind(t, bot, "group", "C9F778FE6ADF9D1D1DBE395BF744A33A")
+	// QQ takes pushes only as replies: the user and a group member write
+	// to the bot, which hears them on QQ's gateway (its default).
+	deadline := time.Now().Add(10 * time.Second)
+	for !qq.Connected(appID) {
+		if time.Now().After(deadline) {
+			t.Fatal("herald serve did not connect to QQ's gateway within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	userMsg := qq.WriteC2C(appID, "E4F4AEA33253A2797FB897C50B81D7ED", "hi")
+	groupMsg := qq.WriteGroup(appID, "C9F778FE6ADF9D1D1DBE395BF744A33A", "MEMBER", "hi")
 
 	// A bad config is refused at bot create, naming the field and never
 	// echoing the secret.
@@ -46,6 +55,10 @@ func TestQQEndToEnd(t *testing.T) {
 	for i, sd := range sends {
 		sd.body["botId"] = bot
 		r := s.send(t, sd.body)
+		for r.Status == http.StatusBadRequest && r.JSON()["error"] == "no_reply_window" && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond) // the gateway's event is on its way
+			r = s.send(t, sd.body)
+		}
 		data, _ := r.JSON()["data"].(map[string]any)
 		if r.Status != http.StatusOK || data["status"] != "SUCCESS" {
 			t.Fatalf("%s: %d %s", sd.name, r.Status, r.Body)
@@ -55,7 +68,11 @@ func TestQQEndToEnd(t *testing.T) {
 			t.Fatalf("%s: fake holds %d messages, want %d", sd.name, len(msgs), i+1)
 		}
 		m := msgs[i]
-		if m.Scene != sd.scene || m.MsgType != sd.typ || data["platformIndex"] != m.ID {
+		replyTo := userMsg
+		if sd.scene == "group" {
+			replyTo = groupMsg
+		}
+		if m.Scene != sd.scene || m.MsgType != sd.typ || data["platformIndex"] != m.ID || m.MsgID != replyTo {
 			t.Fatalf("%s: fake got %+v; answer %s", sd.name, m, r.Body)
 		}
 		if sd.sha256 != "" && (m.Media == nil || m.Media.SHA256 != sd.sha256) {
@@ -71,15 +88,14 @@ func TestQQEndToEnd(t *testing.T) {
 	if r.Status != http.StatusBadRequest || r.JSON()["error"] != "wakeup_unsupported" {
 		t.Fatalf("group wake-up: %d %s", r.Status, r.Body)
 	}
-	// QQ's refusal is a failed send with QQ's code and a reason.
-	qq.SetProactive(appID, false)
-	r = s.send(t, map[string]any{"botId": bot, "target": user, "content": "proactive"})
-	if r.Status != http.StatusInternalServerError || r.JSON()["error"] != "platform_failed" ||
-		!strings.Contains(string(r.Body), "40034102") || !strings.Contains(string(r.Body), "isWakeup=true") {
-		t.Fatalf("proactive send without permission: %d %s", r.Status, r.Body)
+	// A user who never wrote cannot be sent to: refused before anything
+	// is queued, saying what to do.
+	silent := s.bind(t, bot, "user", "A1B2C3D4E5F60718293A4B5C6D7E8F90")
+	r = s.send(t, map[string]any{"botId": bot, "target": silent, "content": "proactive"})
+	if r.Status != http.StatusBadRequest || r.JSON()["error"] != "no_reply_window" || !strings.Contains(string(r.Body), "ask the user to write to the bot") {
+		t.Fatalf("a push to a user who never wrote: %d %s", r.Status, r.Body)
 	}
-	// …and the wake-up the reason suggests goes through.
-	qq.UserTalked("E4F4AEA33253A2797FB897C50B81D7ED")
+	// A wake-up message is no reply: it goes to a user who wrote.
 	r = s.send(t, map[string]any{"botId": bot, "target": user, "content": "you asked", "isWakeup": true})
 	if r.Status != http.StatusOK {
 		t.Fatalf("wake-up send: %d %s", r.Status, r.Body)

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/heraldpush/herald/internal/node"
 	"github.com/heraldpush/herald/storage"
@@ -34,14 +33,10 @@ func envOnly() [][2]string {
 // defaultKeyFile is where the key file of a SQLite database lives when no
 // --secret-key-file is given: beside the database, e.g. herald.db.key.
 func defaultKeyFile(db string) string {
-	if storage.IsPostgres(db) || db == ":memory:" {
-		return ""
+	if path := sqliteFile(db); path != "" {
+		return path + ".key"
 	}
-	path := strings.TrimPrefix(db, "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
-	return path + ".key"
+	return ""
 }
 
 // sealer builds the Sealer of the node: the primary key from the
@@ -63,7 +58,7 @@ func (e *engineFlags) sealer(log *slog.Logger) (*storage.Sealer, error) {
 	for _, path := range splitList(e.oldKeyFiles) {
 		k, err := readKeyFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("--old-secret-key-files: %w", err)
+			return nil, fmt.Errorf("--old-secret-key-files %s: %w", path, err)
 		}
 		older = append(older, k)
 	}
@@ -72,9 +67,14 @@ func (e *engineFlags) sealer(log *slog.Logger) (*storage.Sealer, error) {
 
 func (e *engineFlags) primaryKey(log *slog.Logger) ([]byte, error) {
 	if v, ok := os.LookupEnv(envSecretKey); ok {
+		overrides := ""
+		if e.keyFile != "" {
+			overrides = " (it is set, so --secret-key-file " + e.keyFile + " is not read)"
+			log.Warn(envSecretKey+" is set: it overrides --secret-key-file", "file", e.keyFile)
+		}
 		k, err := storage.ParseSecretKey(v)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", envSecretKey, err)
+			return nil, fmt.Errorf("%s%s: %w", envSecretKey, overrides, err)
 		}
 		return k, nil
 	}
@@ -88,24 +88,36 @@ func (e *engineFlags) primaryKey(log *slog.Logger) ([]byte, error) {
 	case path == "":
 		return nil, fmt.Errorf("a PostgreSQL database needs the secret key that seals bot credentials: set %s (the same on every node) or --secret-key-file to a file every node reads", envSecretKey)
 	}
+	// Errors name the setting the user gave: --secret-key-file, or --db
+	// beside which the default file lives.
+	origin := "--secret-key-file " + path
+	if e.keyFile == "" {
+		origin = "the secret key file " + path + " (beside " + flagOrigin("db", e.db) + "; --secret-key-file names another)"
+	}
 	k, err := readKeyFile(path)
 	if !errors.Is(err, fs.ErrNotExist) {
-		return k, err
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", origin, err)
+		}
+		return k, nil
 	}
 	k = storage.NewSecretKey()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) { // another process created it meanwhile
-		return readKeyFile(path)
+		if k, err = readKeyFile(path); err != nil {
+			return nil, fmt.Errorf("%s: %w", origin, err)
+		}
+		return k, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("create the secret key file: %w", err)
+		return nil, fmt.Errorf("%s: create it: %w", origin, err)
 	}
 	if _, err := f.WriteString(storage.EncodeSecretKey(k) + "\n"); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("write the secret key file: %w", err)
+		return nil, fmt.Errorf("%s: write it: %w", origin, err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("write the secret key file: %w", err)
+		return nil, fmt.Errorf("%s: write it: %w", origin, err)
 	}
 	log.Info("created the secret key that seals bot credentials; back it up with the database", "file", path, "key_id", storage.KeyID(k))
 	return k, nil
@@ -123,7 +135,7 @@ func readKeyFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if info.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("the secret key file %s can be read by other users (mode %v): chmod 600 it", path, info.Mode().Perm())
+		return nil, fmt.Errorf("the file can be read by other users (mode %v): chmod 600 it", info.Mode().Perm())
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
@@ -131,7 +143,7 @@ func readKeyFile(path string) ([]byte, error) {
 	}
 	k, err := storage.ParseSecretKey(string(data))
 	if err != nil {
-		return nil, fmt.Errorf("the secret key file %s: %w", path, err)
+		return nil, err
 	}
 	return k, nil
 }

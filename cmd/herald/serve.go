@@ -5,11 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/heraldpush/herald/internal/buildinfo"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/heraldpush/herald/metrics"
@@ -26,7 +26,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate chain: serve HTTPS (with --tls-key); without it, serve HTTP behind a TLS-terminating proxy")
 	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
-	publicURL := fs.String("public-url", "", "where people and platforms reach this server, e.g. https://herald.example.com (an https URL makes the session cookie Secure behind a TLS-terminating proxy)")
 	signup := fs.String("signup", string(push.SignUpClosed), "who may make an account by signing up: closed (operators make accounts and users), invite (with a one-time code) or open")
 	sessionIdle := fs.Duration("session-idle", 24*time.Hour, "a signed-in session unused this long ends")
 	withConsole := fs.Bool("console", true, "serve the web console at / (the API stays under /api); --console=false serves the API alone")
@@ -45,8 +44,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--signup %q: use closed, invite or open", *signup)
 	case *sessionIdle < time.Minute || *sessionMax < *sessionIdle:
 		return errors.New("--session-idle must be at least 1m, and --session-max at least --session-idle")
-	case *publicURL != "" && !strings.HasPrefix(*publicURL, "https://") && !strings.HasPrefix(*publicURL, "http://"):
-		return fmt.Errorf("--public-url %q: give an absolute http or https URL, such as https://herald.example.com", *publicURL)
+	}
+	public, err := nf.public()
+	if err != nil {
+		return err
 	}
 	// The certificate is read before the node opens: a bad one stops serve
 	// before the engine starts.
@@ -58,15 +59,24 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	// One server per SQLite database: a second would take the first
+	// one's running jobs for abandoned ones.
+	unlock, err := lockSQLite(nf.db)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	build := buildinfo.Read(version)
 	var consoleOpts *console.Options
 	if *withConsole {
 		consoleOpts = &console.Options{}
 	}
 	n, closeNode, log, err := nf.open(ctx, stdout, stderr, nodeParts{
-		http:     &transport.Options{Version: version, PublicURL: strings.TrimRight(*publicURL, "/")},
-		metrics:  &metrics.Options{},
+		http:     &transport.Options{Version: build.Version, PublicURL: public},
+		metrics:  &metrics.Options{Build: metrics.Build{Version: build.Version, Revision: build.Revision, GoVersion: build.GoVersion}},
 		sessions: push.Sessions{Idle: *sessionIdle, Max: *sessionMax, SignUp: push.SignUpMode(*signup)},
 		console:  consoleOpts,
+		createDB: true,
 	})
 	if err != nil {
 		return err
@@ -87,6 +97,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		srv.TLSConfig = tlsConf
 		ln = tls.NewListener(ln, tlsConf)
 		scheme = "https"
+	} else {
+		// net/http's own answers (an over-long or malformed header) in
+		// the API's error envelope; over TLS the handler's header limit
+		// answers most of them.
+		ln = transport.EnvelopeListener(ln)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -126,6 +141,9 @@ func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if err := checkDB(*db); err != nil {
+		return err
+	}
+	if err := prepareSQLite(*db, true, slog.New(slog.NewTextHandler(stderr, nil))); err != nil {
 		return err
 	}
 	store, err := storage.Open(ctx, *db)

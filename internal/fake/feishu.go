@@ -43,11 +43,16 @@ type Feishu struct {
 	uploads   []FeishuUpload
 	deduped   int
 	seq       int
+	subs      map[string]*feishuSub // how each app receives its events
+	tickets   map[string]string     // long-connection ticket → app id
+	pingSecs  int
 }
 
 type feishuApp struct {
 	secret string
 	token  string
+	// The app's encryption strategy, for its request URL.
+	verificationToken, encryptKey string
 }
 
 type feishuSent struct {
@@ -59,6 +64,10 @@ type feishuSent struct {
 type FeishuApp struct {
 	AppID     string
 	AppSecret string
+	// VerificationToken and EncryptKey are the app's encryption strategy
+	// ("" EncryptKey: events are posted in plain JSON).
+	VerificationToken string
+	EncryptKey        string
 }
 
 // Config returns a bot config for the app on the fake server.
@@ -101,6 +110,10 @@ const (
 	FeishuOpToken  = "token"
 	FeishuOpUpload = "upload"
 	FeishuOpSend   = "send"
+	// FeishuOpEndpoint is the long connection's endpoint call, and
+	// FeishuOpConnect its WebSocket.
+	FeishuOpEndpoint = "endpoint"
+	FeishuOpConnect  = "connect"
 )
 
 // FeishuFault is a scripted answer to the next request of one operation.
@@ -134,16 +147,29 @@ func NewFeishu(tb testing.TB) *Feishu {
 		uuids:     make(map[string]feishuSent),
 	}
 	f.serve(tb, FeishuOpSend, true, f.handle)
+	if tb != nil {
+		tb.Cleanup(f.closeConns)
+	}
 	return f
 }
 
-// NewApp registers an app and returns its credentials.
-func (f *Feishu) NewApp() FeishuApp {
+// NewApp registers an app and returns its credentials; its events are
+// posted in plain JSON with its verification token.
+func (f *Feishu) NewApp() FeishuApp { return f.newApp(false) }
+
+// NewEncryptedApp registers an app whose encryption strategy has an
+// Encrypt Key: its events are encrypted and signed.
+func (f *Feishu) NewEncryptedApp() FeishuApp { return f.newApp(true) }
+
+func (f *Feishu) newApp(encrypted bool) FeishuApp {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
-	a := FeishuApp{AppID: fmt.Sprintf("cli_a%015x", 0x5e1f00+f.seq), AppSecret: randomSecret(32)}
-	f.apps[a.AppID] = &feishuApp{secret: a.AppSecret}
+	a := FeishuApp{AppID: fmt.Sprintf("cli_a%015x", 0x5e1f00+f.seq), AppSecret: randomSecret(32), VerificationToken: randomAlnum(32)}
+	if encrypted {
+		a.EncryptKey = randomAlnum(32)
+	}
+	f.apps[a.AppID] = &feishuApp{secret: a.AppSecret, verificationToken: a.VerificationToken, encryptKey: a.EncryptKey}
 	return a
 }
 
@@ -211,6 +237,10 @@ func feishuOp(path string) string {
 		return FeishuOpUpload
 	case "/open-apis/im/v1/messages":
 		return FeishuOpSend
+	case "/callback/ws/endpoint":
+		return FeishuOpEndpoint
+	case feishuConnPath:
+		return FeishuOpConnect
 	}
 	return ""
 }
@@ -274,6 +304,10 @@ func (f *Feishu) act(op string, w http.ResponseWriter, r *http.Request, body []b
 		f.upload(w, r, body)
 	case FeishuOpSend:
 		f.send(w, r, body)
+	case FeishuOpEndpoint:
+		f.endpoint(w, r, body)
+	case FeishuOpConnect:
+		f.connect(w, r)
 	}
 }
 

@@ -55,6 +55,11 @@ type QQ struct {
 	nextApp       int64
 	intTimestamps bool
 	fileTTL       int
+
+	events    map[string]*qqEvents
+	inbound   map[string]*qqInbound
+	clock     func() time.Time
+	heartbeat time.Duration
 }
 
 type qqApp struct {
@@ -74,8 +79,12 @@ type QQMessage struct {
 	Markdown string
 	Media    *QQUpload // the upload a msg_type 7 message showed
 	IsWakeup bool
-	ID       string
-	At       time.Time
+	// MsgID or EventID and MsgSeq: the passive reply it was.
+	MsgID   string
+	EventID string
+	MsgSeq  int
+	ID      string
+	At      time.Time
 }
 
 // QQUpload is one rich-media upload the fake accepted, with the bytes it
@@ -222,6 +231,12 @@ func qqError(w http.ResponseWriter, status, code int, msg string) {
 func (f *QQ) handle(w http.ResponseWriter, r *http.Request) {
 	var on, scene, target string
 	switch {
+	case r.URL.Path == "/gateway" && r.Method == http.MethodGet:
+		f.gateway(w, r)
+		return
+	case r.URL.Path == "/websocket":
+		f.websocket(w, r)
+		return
 	case r.URL.Path == "/app/getAppAccessToken":
 		on = "token"
 	default:
@@ -458,7 +473,19 @@ func (f *QQ) message(w http.ResponseWriter, appID, scene, target string, req map
 	}
 	msgID, _ := req["msg_id"].(string)
 	eventID, _ := req["event_id"].(string)
-	m := QQMessage{AppID: appID, Scene: scene, Target: target, MsgType: mt, Content: content, IsWakeup: wakeup}
+	seq := 1
+	if v, present := req["msg_seq"]; present {
+		n, ok := jsonInt(v)
+		if !ok || n < 1 {
+			qqError(w, http.StatusBadRequest, 12002, "请求体错误: msg_seq")
+			return
+		}
+		seq = n
+	}
+	m := QQMessage{AppID: appID, Scene: scene, Target: target, MsgType: mt, Content: content, IsWakeup: wakeup, MsgID: msgID, EventID: eventID}
+	if msgID != "" || eventID != "" {
+		m.MsgSeq = seq
+	}
 	f.mu.Lock()
 	markdownGranted := f.apps[appID].markdown
 	f.mu.Unlock()
@@ -524,14 +551,19 @@ func (f *QQ) message(w http.ResponseWriter, appID, scene, target string, req map
 	case wakeup && (msgID != "" || eventID != ""):
 		qqError(w, http.StatusBadRequest, 12002, "请求体错误: is_wakeup 不能与 msg_id 或 event_id 同时使用")
 		return
+	case msgID != "" && eventID != "":
+		qqError(w, http.StatusBadRequest, 12002, "请求体错误: msg_id 与 event_id 只能二选一")
+		return
 	case msgID != "" || eventID != "":
-		// The fake receives no user messages, so no id can be replied to.
-		qqError(w, http.StatusBadRequest, 304026, "回复的消息 id 错误")
-		return
-	}
-	if ok, code, msg := f.mayPush(appID, scene, target, wakeup); !ok {
-		qqError(w, http.StatusBadRequest, code, msg)
-		return
+		if ok, code, msg := f.checkReply(appID, scene, target, msgID, eventID, seq); !ok {
+			qqError(w, http.StatusBadRequest, code, msg)
+			return
+		}
+	default:
+		if ok, code, msg := f.mayPush(appID, scene, target, wakeup); !ok {
+			qqError(w, http.StatusBadRequest, code, msg)
+			return
+		}
 	}
 	id := f.record(m)
 	f.mu.Lock()

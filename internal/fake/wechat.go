@@ -43,12 +43,20 @@ type WeChat struct {
 	messages     []WeChatMessage
 	uploads      []WeChatMedia
 	nextApp      int
+	tickets      map[string]wxTicket
+	nextMsgID    int64
+	pushes       []WeChatPush
 }
 
 type wxApp struct {
-	secret  string
-	stable  string
-	classic string
+	secret     string
+	stable     string
+	classic    string
+	ghID       string     // the account's original id: ToUserName of its messages
+	server     *wxServer  // its server configuration (nil: none)
+	unverified bool       // may not create QR codes
+	lastCreate int64      // the CreateTime of its last callback
+	last       *wxInbound // its last callback, for Redeliver
 }
 
 type wxFollower struct {
@@ -81,7 +89,7 @@ type WeChatMedia struct {
 }
 
 // WeChatFault is a scripted answer. On chooses the endpoint: "token"
-// (both token endpoints), "upload" or "send" ("" means "send"). Body, when
+// (both token endpoints), "upload", "qrcode" or "send" ("" means "send"). Body, when
 // set, is answered raw instead of {"errcode","errmsg"}.
 type WeChatFault struct {
 	On      string
@@ -101,6 +109,7 @@ func NewWeChat(tb testing.TB) *WeChat {
 		tokenBook: tokenBook{lifespan: 7200 * time.Second},
 		followers: make(map[string]*wxFollower),
 		media:     make(map[string]WeChatMedia),
+		tickets:   make(map[string]wxTicket),
 	}
 	f.serve(tb, "send", true, f.handle)
 	return f
@@ -114,7 +123,7 @@ func (f *WeChat) NewApp() (appID, secret string) {
 	f.nextApp++
 	appID = fmt.Sprintf("wx%016x", 0x5eed0000+f.nextApp)
 	secret = hex.EncodeToString([]byte(randomSecret(16)))
-	f.apps[appID] = &wxApp{secret: secret}
+	f.apps[appID] = &wxApp{secret: secret, ghID: fmt.Sprintf("gh_%012x", 0xabc000+f.nextApp)}
 	return appID, secret
 }
 
@@ -201,6 +210,8 @@ func (f *WeChat) handle(w http.ResponseWriter, r *http.Request) {
 		on = "upload"
 	case "/cgi-bin/message/custom/send":
 		on = "send"
+	case "/cgi-bin/qrcode/create":
+		on = "qrcode"
 	default:
 		wxError(w, 404, "invalid url")
 		return
@@ -242,8 +253,12 @@ func (f *WeChat) handle(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if on == "upload" {
+	switch on {
+	case "upload":
 		f.upload(w, r, appID, body)
+		return
+	case "qrcode":
+		f.qrcode(w, appID, body)
 		return
 	}
 	f.send(w, r, appID, body)

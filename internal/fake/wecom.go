@@ -42,6 +42,7 @@ type WeCom struct {
 	uploads    []WeComUpload
 	suppressed int
 	seq        int
+	pushes     []WeComPush
 }
 
 type wecomCorp struct {
@@ -50,6 +51,9 @@ type wecomCorp struct {
 	users      map[string]string
 	chats      map[string]bool
 	tokenByApp map[int64]string
+	servers    map[int64]*wxServer // each app's callback settings
+	lastCreate int64               // the CreateTime of the last callback
+	nextMsgID  int64
 }
 
 type wecomDup struct {
@@ -155,7 +159,7 @@ func (f *WeCom) NewApp() WeComApp {
 	f.seq++
 	a := WeComApp{CorpID: fmt.Sprintf("ww%016x", 0xc0ffee00+f.seq), Secret: randomSecret(43), AgentID: int64(1000000 + f.seq)}
 	f.corps[a.CorpID] = &wecomCorp{id: a.CorpID, apps: map[int64]string{a.AgentID: a.Secret},
-		users: make(map[string]string), chats: make(map[string]bool), tokenByApp: make(map[int64]string)}
+		users: make(map[string]string), chats: make(map[string]bool), tokenByApp: make(map[int64]string), servers: make(map[int64]*wxServer)}
 	return a
 }
 

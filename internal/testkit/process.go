@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +26,9 @@ func BuildHerald(dir string) (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	bin := filepath.Join(dir, "herald")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/herald")
+	// -buildvcs=auto: stamp the VCS revision (herald version reports it)
+	// even where GOFLAGS turns it off.
+	cmd := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, "./cmd/herald")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -207,11 +211,22 @@ func (r AdminResult) JSON(tb testing.TB) map[string]any {
 	return m
 }
 
-// Admin runs `herald admin args…` with the extra environment.
+// Admin runs `herald admin args…` with the extra environment. A SQLite
+// database (--db or HERALD_DB) that is not there yet is first created with
+// `herald migrate`, as an operator does: admin refuses a missing file.
 func Admin(tb testing.TB, bin string, env []string, args ...string) AdminResult {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	if db := adminDB(env, args); db != "" && db != ":memory:" && !strings.Contains(db, "://") {
+		// herald admin refuses a SQLite file that is not there; an
+		// operator creates it with herald migrate (or serve) first.
+		if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+			if out, err := exec.CommandContext(ctx, bin, "migrate", "--db", db).CombinedOutput(); err != nil {
+				tb.Fatalf("herald migrate --db %s: %v\n%s", db, err, out)
+			}
+		}
+	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"admin"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
@@ -248,3 +263,22 @@ func Lines(s string) []string {
 }
 
 var _ io.Writer = lockedWriter{}
+
+// adminDB is the --db an admin command works on: its --db flag, else
+// HERALD_DB in env ("" when neither is given).
+func adminDB(env, args []string) string {
+	for i, a := range args {
+		if a == "--db" && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, "--db="); ok {
+			return v
+		}
+	}
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "HERALD_DB="); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -248,7 +248,7 @@ func New(tb testing.TB, opts ...Option) *Herald {
 	}
 	h.server = httptest.NewUnstartedServer(h.API)
 	h.server.Listener.Close()
-	h.server.Listener = ln
+	h.server.Listener = transport.EnvelopeListener(ln)
 	h.server.Start()
 	h.Root = h.server.URL
 	h.URL = h.server.URL + transport.BasePath

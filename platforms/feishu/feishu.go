@@ -72,6 +72,17 @@ type Config struct {
 	// token endpoint (default: APIBase).
 	APIBase   string `json:"api_base,omitempty"`
 	TokenBase string `json:"token_base,omitempty"`
+	// Receive is how the bot hears its users: "longconn" (Feishu's long
+	// connection, which the bot opens: no public address needed),
+	// "webhook" (Feishu posts events to the bot's webhook), or "" (it
+	// does not listen).
+	Receive string `json:"receive,omitempty"`
+	// VerificationToken and EncryptKey are the app's event encryption
+	// strategy (Events & Callbacks > Encryption Strategy), for webhook
+	// mode: the token is checked on every request; with an encrypt key,
+	// requests are signed and encrypted, and the signature is checked.
+	VerificationToken string `json:"verification_token,omitempty"`
+	EncryptKey        string `json:"encrypt_key,omitempty"`
 }
 
 // Options configure the provider.
@@ -128,7 +139,7 @@ func (p *Provider) Info() push.PlatformInfo {
 	return push.PlatformInfo{Targets: true, TargetTypes: []push.TargetType{push.TargetUser, push.TargetGroup}}
 }
 
-const configShape = `{"app_id": "cli_…", "app_secret": "<app secret>", "domain": "feishu|lark"}`
+const configShape = `{"app_id": "cli_…", "app_secret": "<app secret>", "domain": "feishu|lark", "receive": "<optional: longconn or webhook>", "verification_token": "<for webhook>", "encrypt_key": "<optional, for webhook>"}`
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
@@ -151,6 +162,9 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		return c, botconfig.Malformed("feishu", "domain", `use "feishu" (open.feishu.cn) or "lark" (open.larksuite.com)`)
 	}
 	if err := botconfig.BaseURL("feishu", "api_base", c.APIBase); err != nil {
+		return c, err
+	}
+	if err := checkReceive(c); err != nil {
 		return c, err
 	}
 	return c, botconfig.BaseURL("feishu", "token_base", c.TokenBase)

@@ -144,6 +144,10 @@ func TestConfigAndTargetValidation(t *testing.T) {
 		{"bad api base", `{"app_id":"cli_a1b2c3d4","app_secret":"` + secret + `","api_base":"open.feishu.cn"}`, "api_base is malformed"},
 		{"secret as a number", `{"app_id":"cli_a1b2c3d4","app_secret":12345678}`, "field app_secret must be a string"},
 		{"unknown field", `{"app_id":"cli_a1b2c3d4","appSecret":"` + secret + `"}`, `unknown field "appSecret"`},
+		{"valid long connection", `{"app_id":"cli_a1b2c3d4","app_secret":"` + secret + `","receive":"longconn","api_base":"http://127.0.0.1:1"}`, ""},
+		{"valid webhook", `{"app_id":"cli_a1b2c3d4","app_secret":"` + secret + `","receive":"webhook","verification_token":"t0ken","encrypt_key":"k3y"}`, ""},
+		{"unknown receive mode", `{"app_id":"cli_a1b2c3d4","app_secret":"` + secret + `","receive":"poll"}`, "receive is malformed"},
+		{"webhook without a token", `{"app_id":"cli_a1b2c3d4","app_secret":"` + secret + `","receive":"webhook","encrypt_key":"k3y"}`, "verification_token is missing"},
 	}
 	for _, c := range configs {
 		t.Run("config "+c.name, func(t *testing.T) {

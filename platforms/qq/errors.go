@@ -39,6 +39,7 @@ const (
 	codeNoProactive    = 40034102 // 主动消息失败, 无权限
 	codeMarkdownDenied = 50056    // 不允许发送 markdown content
 	codeTooLong        = 40054007 // 消息长度超限
+	codeDuplicateSeq   = 40054005 // 消息被去重: a msg_id and msg_seq sent before
 )
 
 func tokenCode(code int) bool {
@@ -110,7 +111,11 @@ func classify(status int, ans answer, sc scene) error {
 	case code == codeNoProactive && sc.group:
 		return refuse(": QQ refused a proactive group message: since 2025-04-21 QQ accepts group messages only as passive replies within 5 minutes of a member's message to the bot, and the bot has no permission for proactive messages")
 	case code == codeNoProactive:
-		return refuse(": QQ refused a proactive message: since 2025-04-21 QQ offers no proactive messages to users; send with isWakeup=true to reach a user who talked to the bot in the last 30 days")
+		return refuse(": QQ refused a proactive message: since 2025-04-21 QQ offers no proactive messages to users; send with isWakeup=true (is_wakeup on /openapi/send) to reach a user who talked to the bot in the last 30 days")
+	case code == codeDuplicateSeq:
+		return refuse(": QQ already took a reply with this msg_id and msg_seq (an earlier attempt of this job may have been delivered)")
+	case code == 304026:
+		return refuse(": QQ does not know the message or event this push replies to")
 	case code == 304027 || code == 304028:
 		return refuse(": the message replied to is too old or not addressed to the bot; QQ takes replies only within its reply window")
 	case code == 304003:

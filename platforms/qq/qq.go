@@ -39,9 +39,14 @@ type Config struct {
 	APIBase string `json:"api_base,omitempty"`
 	// TokenBase replaces the host of the app access token endpoint.
 	TokenBase string `json:"token_base,omitempty"`
+	// Receive is how the bot hears its users: "gateway" (the default:
+	// QQ's WebSocket gateway, no public address needed), "webhook" (QQ
+	// calls {public URL}/api/hooks/{bot}, set as the callback URL in the
+	// QQ bot console), or "none".
+	Receive string `json:"receive,omitempty"`
 }
 
-const configShape = `{"app_id": "<AppID>", "client_secret": "<AppSecret>", "sandbox": false, "api_base": "<optional API URL>", "token_base": "<optional token URL>"}`
+const configShape = `{"app_id": "<AppID>", "client_secret": "<AppSecret>", "sandbox": false, "api_base": "<optional API URL>", "token_base": "<optional token URL>", "receive": "gateway|webhook|none"}`
 
 // Provider is the QQ push.Platform.
 type Provider struct {
@@ -88,6 +93,11 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 	case c.Sandbox && c.APIBase != "":
 		return c, botconfig.Malformed("qq", "sandbox", "give either sandbox or api_base, not both")
 	}
+	switch c.Receive {
+	case "", receiveGateway, receiveWebhook, receiveNone:
+	default:
+		return c, botconfig.Malformed("qq", "receive", "receive is \"gateway\" (the default), \"webhook\" or \"none\"")
+	}
 	if err := botconfig.BaseURL("qq", "api_base", c.APIBase); err != nil {
 		return c, err
 	}
@@ -132,8 +142,10 @@ func (p *Provider) ValidateTarget(_ json.RawMessage, t push.Target) error {
 // to a user.
 func (p *Provider) ValidateMessage(m push.Message, tt push.TargetType) error {
 	if m.Wakeup && tt == push.TargetGroup {
-		return push.Errorf(push.Invalid, "wakeup_unsupported",
-			"qq sends wake-up messages (isWakeup) only to users who talked to the bot (C2C), never to groups: send to the group without isWakeup, or wake up a user target")
+		e := push.Errorf(push.Invalid, "wakeup_unsupported",
+			"qq sends wake-up messages (wake-up mode) only to users who talked to the bot (C2C), never to groups: send to the group without wake-up mode, or wake up a user target")
+		e.Field = push.FieldWakeup
+		return e
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package qq_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,14 +24,31 @@ type env struct {
 	bot           push.Bot
 	appID, secret string
 	seq           int
+	lastMsg       string // the id of the message a user wrote last
 }
 
+// newEnv makes the bot take QQ's events by webhook: the fake's pushes are
+// answered before they return, so a user's message is known to Herald
+// (and a push may reply to it) as soon as the fake emitted it.
 func newEnv(t *testing.T, opts ...testkit.Option) *env {
 	t.Helper()
 	e := &env{PlatformEnv: testkit.NewPlatformEnv(t, "qq", opts...), f: fake.NewQQ(t)}
 	e.appID, e.secret = e.f.NewApp()
-	e.bot = e.Bot(t, e.f.BotConfig(e.appID, e.secret), nil)
+	e.bot = e.Bot(t, e.f.BotConfig(e.appID, e.secret), map[string]any{"receive": "webhook"})
+	if !e.f.SetCallback(e.appID, e.H.URL+"/hooks/"+strconv.FormatInt(e.bot.ID, 10)) {
+		t.Fatal("QQ's check of the webhook URL failed")
+	}
 	return e
+}
+
+// talk makes the target's user (or a group member) write to the bot: the
+// message a push replies to, since QQ takes replies only.
+func (e *env) talk(tg push.Target) {
+	if tg.Type == push.TargetGroup {
+		e.lastMsg = e.f.WriteGroup(e.appID, tg.Address, "MEMBER", "hi")
+		return
+	}
+	e.lastMsg = e.f.WriteC2C(e.appID, tg.Address, "hi")
 }
 
 // target binds a fresh user or group known to the fake.
@@ -46,9 +64,13 @@ func (e *env) target(t *testing.T, tt push.TargetType) push.Target {
 	return e.Target(t, e.bot, tt, addr)
 }
 
-// send sends m and waits for the job to settle.
+// send makes the user write (but for a wake-up message, which is no
+// reply), sends m and waits for the job to settle.
 func (e *env) send(t *testing.T, tg push.Target, m push.Message) push.Job {
 	t.Helper()
+	if !m.Wakeup {
+		e.talk(tg)
+	}
 	return e.Send(t, e.bot, tg, m)
 }
 
@@ -57,7 +79,6 @@ func markdown(s string) push.Message { return push.Message{Type: push.MsgTypeMar
 
 func TestSendFormats(t *testing.T) {
 	e := newEnv(t)
-	e.f.SetProactive(e.appID, true)
 	images := fake.NewImages(t)
 	png := fake.PNG(1)
 	jpg := fake.JPEG(2)
@@ -109,6 +130,9 @@ func TestSendFormats(t *testing.T) {
 			got := msgs[len(msgs)-1]
 			want := tc.want
 			want.AppID, want.Target = e.appID, tg.Address
+			if !tc.msg.Wakeup {
+				want.MsgID, want.MsgSeq = e.lastMsg, 1 // a passive reply to the user's message
+			}
 			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(fake.QQMessage{}, "ID", "At", "Media")); diff != "" {
 				t.Errorf("message (-want +got):\n%s", diff)
 			}
@@ -128,22 +152,23 @@ func TestSendFormats(t *testing.T) {
 }
 
 func TestDeliveryPolicy(t *testing.T) {
-	e := newEnv(t) // no proactive permission, as QQ grants none since 2025-04-21
+	e := newEnv(t, testkit.WithPoints(push.Points{Enabled: true, CostPerJob: 1})) // no proactive permission, as QQ grants none since 2025-04-21
 	tests := []struct {
 		name     string
 		tt       push.TargetType
 		wakeup   bool
 		talked   bool
+		refused  bool // before charging, by Herald: QQ would refuse it
 		state    push.State
 		contains []string
 	}{
-		{name: "proactive text to a user is refused", tt: push.TargetUser, state: push.StateFailed,
-			contains: []string{"40034102", "主动消息失败", "isWakeup=true"}},
+		{name: "a push to a user who never wrote is refused before charging", tt: push.TargetUser, refused: true,
+			contains: []string{"never written to the bot", "only as replies", "ask the user to write to the bot"}},
 		{name: "wake-up without the user's message is refused", tt: push.TargetUser, wakeup: true, state: push.StateFailed,
 			contains: []string{"40034102", "wake-up", "after talking to the bot"}},
 		{name: "wake-up after the user's message goes", tt: push.TargetUser, wakeup: true, talked: true, state: push.StateSucceeded},
-		{name: "group message without a passive reply id is refused", tt: push.TargetGroup, state: push.StateFailed,
-			contains: []string{"40034102", "passive replies within 5 minutes"}},
+		{name: "a push to a group no member wrote in is refused before charging", tt: push.TargetGroup, refused: true,
+			contains: []string{"never written to the bot", "within 5m0s of a message"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,7 +176,24 @@ func TestDeliveryPolicy(t *testing.T) {
 			if tc.talked {
 				e.f.UserTalked(tg.Address)
 			}
-			j := e.send(t, tg, push.Message{Type: push.MsgTypeText, Content: "hi", Wakeup: tc.wakeup})
+			m := push.Message{Type: push.MsgTypeText, Content: "hi", Wakeup: tc.wakeup}
+			if tc.refused {
+				before, sent := e.H.Balance(t, e.Account.ID), e.f.Requests("messages")
+				_, err := e.H.Engine.Send(ctx, push.AccountPrincipal(e.Account.ID), push.SendRequest{BotID: e.bot.ID, TargetID: tg.ID, Message: m})
+				if !push.IsKind(err, push.Invalid) || push.ReasonOf(err) != "no_reply_window" {
+					t.Fatalf("send = %v, want Invalid no_reply_window", err)
+				}
+				for _, s := range tc.contains {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("refusal %q lacks %q", err, s)
+					}
+				}
+				if e.H.Balance(t, e.Account.ID) != before || e.f.Requests("messages") != sent {
+					t.Fatal("a refused push was charged or sent")
+				}
+				return
+			}
+			j := e.send(t, tg, m)
 			if j.State != tc.state {
 				t.Fatalf("job %s (%s), want %s", j.State, j.Error, tc.state)
 			}
@@ -214,7 +256,6 @@ func TestMarkdownFallback(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.f.SetProactive(e.appID, true)
 			e.f.SetMarkdown(e.appID, tc.granted)
 			e.f.Fail(tc.faults...)
 			tg := e.target(t, push.TargetUser)
@@ -230,7 +271,7 @@ func TestMarkdownFallback(t *testing.T) {
 				if len(msgs) != 1 {
 					t.Fatalf("fake accepted %d messages, want 1", len(msgs))
 				}
-				if diff := cmp.Diff(*tc.want, msgs[0], cmpopts.IgnoreFields(fake.QQMessage{}, "AppID", "Scene", "Target", "ID", "At")); diff != "" {
+				if diff := cmp.Diff(*tc.want, msgs[0], cmpopts.IgnoreFields(fake.QQMessage{}, "AppID", "Scene", "Target", "ID", "At", "MsgID", "MsgSeq")); diff != "" {
 					t.Errorf("message (-want +got):\n%s", diff)
 				}
 			}
@@ -298,7 +339,6 @@ func TestErrorClasses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, testkit.WithLimits(tc.limits))
-			e.f.SetProactive(e.appID, true)
 			tg := e.target(t, push.TargetUser)
 			e.f.Fail(tc.faults...)
 			if tc.drop != "" {
@@ -334,7 +374,6 @@ func TestErrorClasses(t *testing.T) {
 
 func TestUnreachableIsRetriedThenFails(t *testing.T) {
 	e := newEnv(t, testkit.WithLimits(push.Limits{SendWindow: 300 * time.Millisecond}))
-	e.f.SetProactive(e.appID, true)
 	tg := e.target(t, push.TargetUser)
 	e.f.Close() // connection refused: nothing can have been sent
 	j := e.send(t, tg, text("x"))
@@ -345,10 +384,11 @@ func TestUnreachableIsRetriedThenFails(t *testing.T) {
 
 func TestTokenCachedAndSingleFlight(t *testing.T) {
 	e := newEnv(t)
-	e.f.SetProactive(e.appID, true)
 	var ids []int64
 	for i := 0; i < 8; i++ {
-		ids = append(ids, e.target(t, push.TargetUser).ID)
+		tg := e.target(t, push.TargetUser)
+		e.talk(tg)
+		ids = append(ids, tg.ID)
 	}
 	// A batch to 8 targets: the workers ask for the token at once.
 	res, err := e.H.Engine.SendBatch(ctx, push.AccountPrincipal(e.Account.ID), push.BatchRequest{BotID: e.bot.ID, TargetIDs: ids, Message: text("all")})
@@ -390,7 +430,6 @@ func TestTokenRefresh(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.f.SetProactive(e.appID, true)
 			tg := e.target(t, push.TargetUser)
 			if j := e.send(t, tg, text("first")); j.State != push.StateSucceeded {
 				t.Fatalf("first send: %s %s", j.State, j.Error)
@@ -430,7 +469,10 @@ func TestWrongCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.H.Engine.Send(ctx, push.AccountPrincipal(e.Account.ID), push.SendRequest{BotID: bot.ID, TargetID: tg.ID, Message: text("x")})
+	// The bot hears nothing (its credentials are refused), so only a
+	// wake-up message, which is no reply, reaches the platform.
+	res, err := e.H.Engine.Send(ctx, push.AccountPrincipal(e.Account.ID), push.SendRequest{BotID: bot.ID, TargetID: tg.ID,
+		Message: push.Message{Type: push.MsgTypeText, Content: "x", Wakeup: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +488,6 @@ func TestWrongCredentials(t *testing.T) {
 func TestTimestampShapes(t *testing.T) {
 	for _, intTS := range []bool{false, true} {
 		e := newEnv(t)
-		e.f.SetProactive(e.appID, true)
 		e.f.SetIntTimestamps(intTS)
 		if j := e.send(t, e.target(t, push.TargetUser), text("ts")); j.State != push.StateSucceeded || j.PlatformIndex == "" {
 			t.Fatalf("int timestamps %v: job %s %q", intTS, j.State, j.Error)
@@ -464,7 +505,7 @@ func TestNoCredentialInErrors(t *testing.T) {
 		defer mu.Unlock()
 		errs = append(errs, j.Error)
 	}
-	record(e.send(t, tg, text("proactive, refused")))
+	record(e.send(t, tg, push.Message{Type: push.MsgTypeText, Content: "wake-up, refused", Wakeup: true}))
 	e.f.Fail(fake.QQFault{Status: 401, Code: 11244, Message: "token not exist or expire"}, fake.QQFault{Status: 401, Code: 11244, Message: "token not exist or expire"})
 	record(e.send(t, tg, text("token refused twice")))
 	e.f.DropNext("messages", 1)

@@ -68,6 +68,7 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	if sc.wakeup {
 		body["is_wakeup"] = true
 	}
+	setReply(body, d.Reply)
 	id, err := p.post(ctx, cfg, path, body, sc)
 	var se *push.SendError
 	if d.Message.Type == push.MsgTypeMarkdown && errors.As(err, &se) && se.Outcome == push.OutcomeDefinitive && se.Code == strconv.Itoa(codeMarkdownDenied) {
@@ -79,6 +80,8 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 		if sc.wakeup {
 			body["is_wakeup"] = true
 		}
+		// The refused Markdown used no reply: the text takes the same one.
+		setReply(body, d.Reply)
 		id, err = p.post(ctx, cfg, path, body, sc)
 	}
 	if err != nil {

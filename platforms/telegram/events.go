@@ -203,7 +203,7 @@ type usernames struct {
 // BindLink implements push.BindLinker: the t.me deep link that opens the
 // bot (a private chat, or for a group code the choice of a group) with
 // /start <code>.
-func (p *Provider) BindLink(ctx context.Context, bot push.Bot, code string, tt push.TargetType) (push.BindLink, error) {
+func (p *Provider) BindLink(ctx context.Context, bot push.Bot, code string, tt push.TargetType, _ time.Duration) (push.BindLink, error) {
 	cfg, err := p.configs.Get(bot.Config, p.parseConfig)
 	if err != nil {
 		return push.BindLink{}, err

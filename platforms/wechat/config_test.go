@@ -15,6 +15,10 @@ import (
 const (
 	appID  = "wx0123456789abcdef"
 	secret = "0123456789abcdef0123456789abcdef"
+	// cbToken and aesKey are a server configuration's Token and
+	// EncodingAESKey.
+	cbToken = "CallbackT0kenSecret"
+	aesKey  = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C"
 )
 
 func TestValidateConfig(t *testing.T) {
@@ -35,6 +39,13 @@ func TestValidateConfig(t *testing.T) {
 		{"api_base with a query", `{"app_id":"` + appID + `","app_secret":"` + secret + `","api_base":"https://x.example/?secret=` + secret + `"}`, "api_base is malformed"},
 		{"bad token_base", `{"app_id":"` + appID + `","app_secret":"` + secret + `","token_base":"x"}`, "token_base is malformed"},
 		{"unknown field", `{"app_id":"` + appID + `","secret":"` + secret + `"}`, `unknown field "secret"`},
+		{"valid plaintext callback", `{"app_id":"` + appID + `","app_secret":"` + secret + `","token":"` + cbToken + `"}`, ""},
+		{"valid safe callback", `{"app_id":"` + appID + `","app_secret":"` + secret + `","token":"` + cbToken + `","encoding_aes_key":"` + aesKey + `"}`, ""},
+		{"short token", `{"app_id":"` + appID + `","app_secret":"` + secret + `","token":"ab"}`, "token is malformed"},
+		{"token with symbols", `{"app_id":"` + appID + `","app_secret":"` + secret + `","token":"` + cbToken + `!"}`, "token is malformed"},
+		{"key without token", `{"app_id":"` + appID + `","app_secret":"` + secret + `","encoding_aes_key":"` + aesKey + `"}`, "token is missing"},
+		{"short key", `{"app_id":"` + appID + `","app_secret":"` + secret + `","token":"` + cbToken + `","encoding_aes_key":"` + aesKey[:42] + `"}`, "encoding_aes_key is malformed"},
+		{"key with symbols", `{"app_id":"` + appID + `","app_secret":"` + secret + `","token":"` + cbToken + `","encoding_aes_key":"` + aesKey[:42] + `+"}`, "encoding_aes_key is malformed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,7 +59,8 @@ func TestValidateConfig(t *testing.T) {
 			if err == nil || !push.IsKind(err, push.Invalid) || !strings.Contains(err.Error(), tc.field) {
 				t.Fatalf("error %v, want Invalid naming %q", err, tc.field)
 			}
-			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), secret[:31]) {
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), secret[:31]) ||
+				strings.Contains(err.Error(), cbToken) || strings.Contains(err.Error(), aesKey[:42]) {
 				t.Fatalf("error %q quotes the secret", err)
 			}
 		})

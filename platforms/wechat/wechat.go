@@ -18,6 +18,7 @@ import (
 	"github.com/heraldpush/herald/platforms/internal/mdtext"
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
+	"github.com/heraldpush/herald/platforms/internal/wxcrypt"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -48,9 +49,18 @@ type Config struct {
 	// shared safely by several servers) or "classic" (/cgi-bin/token,
 	// which invalidates the previous token on every call).
 	TokenAPI string `json:"token_api,omitempty"`
+	// Token is the server configuration's Token (服务器配置, 3 to 32
+	// letters or digits): with it, the bot hears its followers at its
+	// webhook, /api/hooks/{bot}, which is the server URL to give WeChat.
+	Token string `json:"token,omitempty"`
+	// EncodingAESKey is the server configuration's EncodingAESKey (43
+	// letters or digits), for the compatible and safe modes; without it
+	// the account must use the plaintext mode.
+	EncodingAESKey string `json:"encoding_aes_key,omitempty"`
 }
 
-const configShape = `{"app_id": "<AppID>", "app_secret": "<AppSecret>", "api_base": "<optional API URL>", "token_base": "<optional token URL>", "token_api": "stable|classic"}`
+const configShape = `{"app_id": "<AppID>", "app_secret": "<AppSecret>", "api_base": "<optional API URL>", "token_base": "<optional token URL>", "token_api": "stable|classic", ` +
+	`"token": "<optional callback Token>", "encoding_aes_key": "<optional callback EncodingAESKey>"}`
 
 // Provider is the WeChat Official Account push.Platform.
 type Provider struct {
@@ -61,6 +71,7 @@ type Provider struct {
 	appIDRe  *regexp.Regexp
 	secretRe *regexp.Regexp
 	openIDRe *regexp.Regexp
+	tokenRe  *regexp.Regexp
 }
 
 var _ push.Platform = (*Provider)(nil)
@@ -76,6 +87,7 @@ func New(env *platforms.Env) *Provider {
 		appIDRe:  regexp.MustCompile(`^wx[0-9A-Za-z]{16}$`),
 		secretRe: regexp.MustCompile(`^[0-9A-Za-z]{32}$`),
 		openIDRe: regexp.MustCompile(`^[A-Za-z0-9_-]{6,64}$`),
+		tokenRe:  regexp.MustCompile(`^[A-Za-z0-9]{3,32}$`),
 	}
 }
 
@@ -100,6 +112,12 @@ func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
 		return c, botconfig.Malformed("wechat", "app_secret", "an AppSecret is 32 letters or digits")
 	case c.TokenAPI != "" && c.TokenAPI != TokenStable && c.TokenAPI != TokenClassic:
 		return c, botconfig.Malformed("wechat", "token_api", `use "stable" (/cgi-bin/stable_token, the default) or "classic" (/cgi-bin/token)`)
+	case c.Token != "" && !p.tokenRe.MatchString(c.Token):
+		return c, botconfig.Malformed("wechat", "token", "the server configuration's Token is 3 to 32 letters or digits")
+	case c.EncodingAESKey != "" && c.Token == "":
+		return c, botconfig.Missing("wechat", "token", "the server configuration's Token, which an encoding_aes_key goes with")
+	case c.EncodingAESKey != "" && !wxcrypt.ValidKey(c.EncodingAESKey):
+		return c, botconfig.Malformed("wechat", "encoding_aes_key", "the server configuration's EncodingAESKey is 43 letters or digits")
 	}
 	if err := botconfig.BaseURL("wechat", "api_base", c.APIBase); err != nil {
 		return c, err

@@ -32,6 +32,7 @@ import (
 	"github.com/heraldpush/herald/platforms/internal/pacing"
 	"github.com/heraldpush/herald/platforms/internal/shared"
 	"github.com/heraldpush/herald/platforms/internal/tokencache"
+	"github.com/heraldpush/herald/platforms/internal/wxcrypt"
 	"github.com/heraldpush/herald/push"
 )
 
@@ -75,6 +76,12 @@ type Config struct {
 	// token endpoint (default: APIBase).
 	APIBase   string `json:"api_base,omitempty"`
 	TokenBase string `json:"token_base,omitempty"`
+	// Token and EncodingAESKey are the application's callback settings
+	// (接收消息, API receive: up to 32 letters or digits, and 43 letters
+	// or digits), mode app: with them, the app hears its members at its
+	// webhook, /api/hooks/{bot}, which is the URL to give WeCom.
+	Token          string `json:"token,omitempty"`
+	EncodingAESKey string `json:"encoding_aes_key,omitempty"`
 }
 
 // Options configure the provider.
@@ -97,6 +104,7 @@ type Provider struct {
 	keyRe    *regexp.Regexp
 	userRe   *regexp.Regexp
 	chatRe   *regexp.Regexp
+	tokenRe  *regexp.Regexp
 }
 
 var (
@@ -123,6 +131,8 @@ func New(env *platforms.Env, opts Options) *Provider {
 		userRe: regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_@.-]{0,63}$`),
 		// An application group chat's chatid: up to 32 letters and digits.
 		chatRe: regexp.MustCompile(`^[A-Za-z0-9]{1,32}$`),
+		// A callback Token: up to 32 letters and digits.
+		tokenRe: regexp.MustCompile(`^[A-Za-z0-9]{1,32}$`),
 	}
 }
 
@@ -131,7 +141,7 @@ func (p *Provider) Info() push.PlatformInfo {
 	return push.PlatformInfo{Targets: true, TargetTypes: []push.TargetType{push.TargetUser, push.TargetGroup}}
 }
 
-const configShape = `{"corp_id": "<corp ID>", "corp_secret": "<app secret>", "agent_id": <app AgentId>} ` +
+const configShape = `{"corp_id": "<corp ID>", "corp_secret": "<app secret>", "agent_id": <app AgentId>, "token": "<optional callback Token>", "encoding_aes_key": "<callback EncodingAESKey, with token>"} ` +
 	`or {"mode": "robot", "webhook_key": "<key= of the group robot's webhook URL>"}`
 
 func (p *Provider) parseConfig(raw json.RawMessage) (Config, error) {
@@ -178,6 +188,14 @@ func (p *Provider) checkApp(c Config) error {
 		return botconfig.Malformed("wecom", "agent_id", "an AgentId is a positive number such as 1000002")
 	case c.DuplicateCheckInterval < 0 || c.DuplicateCheckInterval > MaxDuplicateCheck:
 		return botconfig.Malformed("wecom", "duplicate_check_interval", "give seconds from 1 to 14400, or 0 to leave WeCom's duplicate check off")
+	case c.Token != "" && !p.tokenRe.MatchString(c.Token):
+		return botconfig.Malformed("wecom", "token", "the callback Token is up to 32 letters or digits")
+	case c.Token != "" && c.EncodingAESKey == "":
+		return botconfig.Missing("wecom", "encoding_aes_key", "the callback EncodingAESKey (43 letters or digits) from the app's API receive settings: WeCom always encrypts callbacks")
+	case c.EncodingAESKey != "" && c.Token == "":
+		return botconfig.Missing("wecom", "token", "the callback Token from the app's API receive settings, which the encoding_aes_key goes with")
+	case c.EncodingAESKey != "" && !wxcrypt.ValidKey(c.EncodingAESKey):
+		return botconfig.Malformed("wecom", "encoding_aes_key", "the callback EncodingAESKey is 43 letters or digits")
 	}
 	return nil
 }
@@ -194,6 +212,10 @@ func (p *Provider) checkRobot(c Config) error {
 		return notInMode("duplicate_check_interval", ModeApp)
 	case c.TokenBase != "":
 		return notInMode("token_base", ModeApp)
+	case c.Token != "":
+		return notInMode("token", ModeApp)
+	case c.EncodingAESKey != "":
+		return notInMode("encoding_aes_key", ModeApp)
 	case c.WebhookKey == "":
 		return botconfig.Missing("wecom", "webhook_key", "the key= value of the group robot's webhook URL")
 	case !p.keyRe.MatchString(c.WebhookKey):

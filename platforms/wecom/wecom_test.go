@@ -159,6 +159,7 @@ func TestConfigValidation(t *testing.T) {
 	e := newEnv(t)
 	const secret = "Sup3rS3cretValue_abcdefghijklmnop"
 	const hookKey = "693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"
+	const cbToken, aesKey = "CallbackT0kenSecret", "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C"
 	cases := []struct {
 		name string
 		cfg  string
@@ -185,6 +186,12 @@ func TestConfigValidation(t *testing.T) {
 		{"bad token base", `{"corp_id":"ww01","corp_secret":"` + secret + `","agent_id":1,"token_base":"https://x/?a=1"}`, "token_base is malformed"},
 		{"unknown field", `{"corp_id":"ww01","secret":"` + secret + `","agent_id":1}`, `unknown field "secret"`},
 		{"not an object", `[1]`, "not a JSON object"},
+		{"valid callback", `{"corp_id":"ww01","corp_secret":"` + secret + `","agent_id":1,"token":"` + cbToken + `","encoding_aes_key":"` + aesKey + `"}`, ""},
+		{"token without key", `{"corp_id":"ww01","corp_secret":"` + secret + `","agent_id":1,"token":"` + cbToken + `"}`, "encoding_aes_key is missing"},
+		{"key without token", `{"corp_id":"ww01","corp_secret":"` + secret + `","agent_id":1,"encoding_aes_key":"` + aesKey + `"}`, "token is missing"},
+		{"bad token", `{"corp_id":"ww01","corp_secret":"` + secret + `","agent_id":1,"token":"` + cbToken + `!","encoding_aes_key":"` + aesKey + `"}`, "token is malformed"},
+		{"short key", `{"corp_id":"ww01","corp_secret":"` + secret + `","agent_id":1,"token":"` + cbToken + `","encoding_aes_key":"` + aesKey[:42] + `"}`, "encoding_aes_key is malformed"},
+		{"robot with a callback", `{"mode":"robot","webhook_key":"` + hookKey + `","token":"` + cbToken + `"}`, `token is only used by a bot in mode "app"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -198,7 +205,8 @@ func TestConfigValidation(t *testing.T) {
 			if push.KindOf(err) != push.Invalid || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want Invalid containing %q", err, c.want)
 			}
-			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), hookKey) {
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), hookKey) ||
+				strings.Contains(err.Error(), cbToken) || strings.Contains(err.Error(), aesKey[:42]) {
 				t.Fatalf("error echoes a credential: %v", err)
 			}
 		})

@@ -63,6 +63,10 @@ func New(opts Options) *Client {
 // Timeout returns the time cap of one call.
 func (c *Client) Timeout() time.Duration { return c.hc.Timeout }
 
+// Transport returns the transport calls go through (nil: Go's default),
+// for a provider that opens a connection of its own (a WebSocket).
+func (c *Client) Transport() http.RoundTripper { return c.hc.Transport }
+
 // Response is a platform's answer, read whole.
 type Response struct {
 	Status int

@@ -281,6 +281,14 @@ func scrub(err error) string {
 	return err.Error()
 }
 
+// imageURLError is a refusal of the image URL, which front ends name in
+// their own words (imageUrl, image_url).
+func imageURLError(reason, format string, args ...any) error {
+	e := push.Errorf(push.Invalid, reason, format, args...)
+	e.Field = push.FieldImageURL
+	return e
+}
+
 // CheckURL refuses, before anything is queued or charged, an image URL
 // that Fetch would refuse whatever DNS says: a scheme other than http and
 // https, a user name or password, or a host that is a literal address (or
@@ -289,10 +297,10 @@ func scrub(err error) string {
 func (f *Fetcher) CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return push.Errorf(push.Invalid, "invalid_image_url", "imageUrl is not an absolute http or https URL")
+		return imageURLError("invalid_image_url", "the image URL is not an absolute http or https URL")
 	}
 	if err := checkScheme(u); err != nil {
-		return push.Errorf(push.Invalid, "invalid_image_url", "imageUrl: %v", err)
+		return imageURLError("invalid_image_url", "%v", err)
 	}
 	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
@@ -300,7 +308,7 @@ func (f *Fetcher) CheckURL(raw string) error {
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if err := f.checkAddr(ip.Unmap()); err != nil {
-			return push.Errorf(push.Invalid, "image_url_refused", "imageUrl: %v: give a publicly reachable image URL", err)
+			return imageURLError("image_url_refused", "%v: give a publicly reachable image URL", err)
 		}
 	}
 	return nil

@@ -1,11 +1,12 @@
 module example.com/outside
 
-go 1.26.8
+go 1.26.0
 
 require github.com/heraldpush/herald v0.0.0
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hibiken/asynq v0.26.0 // indirect
