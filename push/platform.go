@@ -178,3 +178,29 @@ func (e *Engine) Platform(name string) (Platform, bool) {
 	p, ok := e.platforms[name]
 	return p, ok
 }
+
+// ConfigField describes one field of a platform's bot configuration, so
+// that a front end (the console) can build a form for it.
+type ConfigField struct {
+	// Name is the field's name in the config's JSON object.
+	Name string
+	// Label and Help say in English what the field is and where to find
+	// its value; a front end may translate them by Name.
+	Label string
+	Help  string
+	// Secret marks a credential: a front end never shows it back, and a
+	// form for new credentials starts empty.
+	Secret bool
+	// Required fields must be given; the others may be left empty.
+	Required bool
+	// Choices, when set, are the only values the field takes (empty is
+	// allowed when the field is not Required).
+	Choices []string
+}
+
+// ConfigDescriber is implemented by platforms that describe their bots'
+// configuration field by field, with a link to their setup guide.
+type ConfigDescriber interface {
+	ConfigFields() []ConfigField
+	SetupGuide() string
+}

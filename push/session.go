@@ -99,6 +99,9 @@ type SessionService struct{ e *Engine }
 // Sessions returns the verbs of signing in and out.
 func (e *Engine) Sessions() *SessionService { return &e.sessions }
 
+// SignUpMode says who may make an account by signing up on this engine.
+func (s *SessionService) SignUpMode() SignUpMode { return s.e.sessionOpts.SignUp }
+
 // seenEvery is how often a session's last-seen time is written.
 const seenEvery = time.Minute
 

@@ -10,7 +10,7 @@ import (
 // CreateAPIKey implements push.Tx.
 func (q queries) CreateAPIKey(ctx context.Context, k *push.APIKey) error {
 	row := apiKeyRow{
-		AccountID: k.AccountID, Prefix: k.Prefix, Hash: k.Hash, Hint: k.Hint,
+		AccountID: k.AccountID, Name: k.Name, Role: string(k.Role), UserID: k.UserID, Prefix: k.Prefix, Hash: k.Hash, Hint: k.Hint,
 		CreatedMs: toMs(k.CreatedAt), ExpiresMs: toMs(k.ExpiresAt), RevokedMs: toMs(k.RevokedAt),
 	}
 	if _, err := q.w.NewInsert().Model(&row).Exec(ctx); err != nil {

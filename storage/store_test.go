@@ -161,7 +161,7 @@ func TestStoreCRUD(t *testing.T) {
 			t.Fatalf("duplicate target: %v, want Conflict %s", err, push.ReasonDuplicate)
 		}
 
-		k := push.APIKey{AccountID: a.ID, Prefix: "hrd", Hash: "h1", Hint: "hrd_…abcd", CreatedAt: t0}
+		k := push.APIKey{AccountID: a.ID, Name: "deploy", Role: push.RoleOperator, UserID: 7, Prefix: "hrd", Hash: "h1", Hint: "hrd_…abcd", CreatedAt: t0}
 		if err := s.CreateAPIKey(ctx, &k); err != nil {
 			t.Fatal(err)
 		}

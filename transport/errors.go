@@ -20,6 +20,10 @@ type errorBody struct {
 	Data    any    `json:"data,omitempty"`
 }
 
+// StatusOf maps an engine error kind to its HTTP status, for the other
+// HTTP fronts of the engine (the console).
+func StatusOf(k push.Kind) int { return statusOf(k) }
+
 // statusOf maps an engine error kind to its HTTP status.
 func statusOf(k push.Kind) int {
 	switch k {

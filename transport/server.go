@@ -51,6 +51,9 @@ type Options struct {
 	// when it is https, the session cookie is Secure also behind a
 	// TLS-terminating proxy.
 	PublicURL string
+	// Console, when set, answers every path outside /api and the probes
+	// and metrics: the web console (package transport/console).
+	Console http.Handler
 }
 
 // RequestObserver hears of every answered request. route is the route
@@ -82,7 +85,8 @@ type Server struct {
 	badPath     bunrouter.HandlerFunc // the logged refusal of a path with a control character
 	// shapes are the fields the send requests' bodies may hold, by the
 	// type of the request struct.
-	shapes map[reflect.Type]*shape
+	shapes  map[reflect.Type]*shape
+	console bunrouter.HandlerFunc // the logged web console; nil without one
 }
 
 // New returns the HTTP front of eng.
@@ -150,6 +154,12 @@ func New(eng *push.Engine, opts Options) *Server {
 		}
 	}
 	s.badPath = s.refusal(&httpError{http.StatusBadRequest, "invalid_path", "the request path contains a control character: check the URL"})
+	if opts.Console != nil {
+		s.console = s.logRequests(func(w http.ResponseWriter, req bunrouter.Request) error {
+			opts.Console.ServeHTTP(w, req.Request)
+			return nil
+		})
+	}
 	doc := s.buildOpenAPI(routes)
 	s.openAPIJSON = marshalDoc(doc)
 	s.docsHTML = s.renderDocs(doc, routes)
@@ -171,6 +181,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the request's line and headers are %d bytes; the limit is %d: send shorter headers", n, s.maxHeader)})(w, bunrouter.NewRequest(r))
 		return
 	}
+	// The console's paths are the console's to clean and answer.
+	if s.console != nil && consolePath(r.URL.Path) {
+		_ = s.console(w, bunrouter.NewRequest(r))
+		return
+	}
 	path := r.URL.RawPath
 	if path == "" {
 		path = r.URL.Path
@@ -181,6 +196,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.router.ServeHTTP(w, r)
+}
+
+// consolePath says whether a path is the console's: anything outside the
+// API (/api) and the probes and metrics.
+func consolePath(p string) bool {
+	switch p {
+	case BasePath, "/healthz", "/readyz", "/metrics":
+		return false
+	}
+	return !strings.HasPrefix(p, BasePath+"/")
 }
 
 // refusal is a logged handler that answers err.

@@ -13,6 +13,7 @@ import (
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/transport"
+	"github.com/heraldpush/herald/transport/console"
 )
 
 // nodeParts are the optional parts of a node beside its engine: the
@@ -24,6 +25,7 @@ type nodeParts struct {
 	http      *transport.Options
 	metrics   *metrics.Options
 	sessions  push.Sessions
+	console   *console.Options
 	publicURL string
 	// createDB lets the command create a SQLite database that is not
 	// there (serve, demo, bench); without it a missing file is refused.
@@ -68,6 +70,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		Metrics:           parts.metrics,
 		HTTP:              parts.http,
 		Sessions:          parts.sessions,
+		Console:           parts.console,
 		Receivers:         push.Receivers{PublicURL: parts.publicURL},
 		BotConcurrency:    parts.botConcurrency,
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/storage"
 	"github.com/heraldpush/herald/transport"
+	"github.com/heraldpush/herald/transport/console"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -27,6 +28,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
 	signup := fs.String("signup", string(push.SignUpClosed), "who may make an account by signing up: closed (operators make accounts and users), invite (with a one-time code) or open")
 	sessionIdle := fs.Duration("session-idle", 24*time.Hour, "a signed-in session unused this long ends")
+	withConsole := fs.Bool("console", true, "serve the web console at / (the API stays under /api); --console=false serves the API alone")
 	sessionMax := fs.Duration("session-max", 30*24*time.Hour, "a signed-in session ends this long after the sign-in, however used")
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
@@ -65,10 +67,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer unlock()
 	build := buildinfo.Read(version)
+	var consoleOpts *console.Options
+	if *withConsole {
+		consoleOpts = &console.Options{}
+	}
 	n, closeNode, log, err := nf.open(ctx, stdout, stderr, nodeParts{
 		http:     &transport.Options{Version: build.Version, PublicURL: public},
 		metrics:  &metrics.Options{Build: metrics.Build{Version: build.Version, Revision: build.Revision, GoVersion: build.GoVersion}},
 		sessions: push.Sessions{Idle: *sessionIdle, Max: *sessionMax, SignUp: push.SignUpMode(*signup)},
+		console:  consoleOpts,
 		createDB: true,
 	})
 	if err != nil {
@@ -99,7 +106,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	base := scheme + "://" + ln.Addr().String()
-	log.Info("herald serving", "addr", ln.Addr().String(), "docs", base+"/api/docs",
+	consoleURL := "off"
+	if *withConsole {
+		consoleURL = base + "/"
+	}
+	log.Info("herald serving", "addr", ln.Addr().String(), "docs", base+"/api/docs", "console", consoleURL,
 		"db", storage.Redact(nf.db), "redis", redactRedis(nf.redis),
 		"workers", nf.workers, "points", nf.points, "rate_limit", nf.rateLimit, "sync_wait", nf.syncWait)
 	fmt.Fprintf(stdout, "herald listening on %s/api\n", base)

@@ -25,6 +25,7 @@ import (
 	"github.com/heraldpush/herald/queue"
 	"github.com/heraldpush/herald/storage"
 	"github.com/heraldpush/herald/transport"
+	"github.com/heraldpush/herald/transport/console"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -81,6 +82,9 @@ type Config struct {
 	// nil builds none (herald worker, herald admin). Its Logger, Observer,
 	// Metrics and Redis readiness check are filled in.
 	HTTP *transport.Options
+	// Console, when set with HTTP, serves the web console at / beside the
+	// API, with these options (its Logger and PublicURL filled in).
+	Console *console.Options
 
 	// Tuning for tests: how soon the queues hand back a deferred job, how
 	// often asynq moves retries forward, the first retry backoff of a
@@ -203,6 +207,24 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 		if n.Redis != nil {
 			rdb := n.Redis
 			ho.Ready = append([]transport.ReadyCheck{{Name: "redis", Check: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }}}, ho.Ready...)
+		}
+		if c.Console != nil {
+			co := *c.Console
+			if co.Logger == nil {
+				co.Logger = log
+			}
+			if co.PublicURL == "" {
+				co.PublicURL = ho.PublicURL
+			}
+			if co.Health == nil && n.Metrics != nil {
+				co.Health = healthNumbers(n.Metrics, c.Workers)
+			}
+			con, err := console.New(eng, co)
+			if err != nil {
+				n.Close()
+				return nil, err
+			}
+			ho.Console = con
 		}
 		n.API = transport.New(eng, ho)
 	}

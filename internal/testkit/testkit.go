@@ -33,6 +33,7 @@ import (
 	"github.com/heraldpush/herald/queue"
 	"github.com/heraldpush/herald/storage"
 	"github.com/heraldpush/herald/transport"
+	"github.com/heraldpush/herald/transport/console"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -125,6 +126,7 @@ type config struct {
 	pacing   bool
 	ready    []transport.ReadyCheck
 	http     func(*transport.Options)
+	console  bool
 }
 
 // Option configures New.
@@ -168,6 +170,9 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // WithHTTP changes the HTTP front's options (its public URL, say).
 func WithHTTP(f func(*transport.Options)) Option { return func(c *config) { c.http = f } }
 
+// WithConsole serves the web console at / beside the API.
+func WithConsole() Option { return func(c *config) { c.console = true } }
+
 // WithReadyCheck adds a readiness check to GET /readyz (beside the
 // database's, and Redis's on the scale-out backend).
 func WithReadyCheck(rc transport.ReadyCheck) Option {
@@ -208,6 +213,9 @@ func New(tb testing.TB, opts ...Option) *Herald {
 		QueueRetryDelay: 50 * time.Millisecond,
 		RetryBackoff:    20 * time.Millisecond,
 		Engine:          c.engine,
+	}
+	if c.console {
+		nc.Console = &console.Options{}
 	}
 	if c.http != nil {
 		c.http(nc.HTTP)

@@ -1,0 +1,89 @@
+package console
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+)
+
+// The dashboard and the points.
+func (c *Console) homeRoutes() {
+	c.handle("GET /{$}", c.page(c.dashboard))
+	c.handle("GET /points", c.page(c.pointsPage))
+}
+
+// stateCount is how many of today's jobs are in a state.
+type stateCount struct {
+	State push.State
+	Count int
+}
+
+// dashboardView is the dashboard.
+type dashboardView struct {
+	*frame
+	Account   push.Account
+	Today     []stateCount
+	More      bool // more jobs today than were counted
+	Uncertain []push.Job
+	Failed    []push.Job
+}
+
+// countPage is how many of today's jobs the dashboard counts at most.
+const countPage = push.MaxPageSize
+
+func (c *Console) dashboard(q *request) error {
+	ctx := q.r.Context()
+	a, err := c.eng.Accounts().Get(ctx, q.p, q.p.AccountID)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	since := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	v := &dashboardView{frame: c.newFrame(q, "dashboard.title", "dashboard"), Account: a}
+	// Today's jobs are counted from one page of the newest; a day with
+	// more than a page says so ("500+" on the states of the oldest).
+	today, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, Since: since, Limit: countPage})
+	if err != nil {
+		return err
+	}
+	v.More = today.Next != ""
+	counts := map[push.State]int{}
+	for _, j := range today.Items {
+		counts[j.State]++
+	}
+	for _, s := range push.States() {
+		v.Today = append(v.Today, stateCount{State: s, Count: counts[s]})
+	}
+	unc, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, State: push.StateUncertain, Limit: 10})
+	if err != nil {
+		return err
+	}
+	failed, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, State: push.StateFailed, Since: since, Limit: 10})
+	if err != nil {
+		return err
+	}
+	v.Uncertain, v.Failed = unc.Items, failed.Items
+	return c.render(q, http.StatusOK, "dashboard", v)
+}
+
+// pointsView is the balance and the ledger.
+type pointsView struct {
+	*frame
+	Account push.Account
+	Entries []push.LedgerEntry
+	Next    string
+}
+
+func (c *Console) pointsPage(q *request) error {
+	ctx := q.r.Context()
+	a, err := c.eng.Accounts().Get(ctx, q.p, q.p.AccountID)
+	if err != nil {
+		return err
+	}
+	pg, err := c.eng.Ledger().List(ctx, q.p, push.LedgerFilter{AccountID: q.p.AccountID, Limit: 50, Cursor: q.r.URL.Query().Get("cursor")})
+	if err != nil {
+		return err
+	}
+	return c.render(q, http.StatusOK, "points", &pointsView{frame: c.newFrame(q, "points.title", "points"), Account: a, Entries: pg.Items, Next: pg.Next})
+}
