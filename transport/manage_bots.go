@@ -121,11 +121,11 @@ func (s *Server) updateBot(w http.ResponseWriter, req bunrouter.Request) error {
 		return push.Errorf(push.Invalid, "nothing_to_change", "give a new name, a new config, or both")
 	}
 	verify := orTrue(body.Verify) && body.Config != nil
-	b, err := s.eng.Bots().Update(req.Context(), principal(req), id, push.BotUpdate{Name: body.Name, Config: body.Config, Verify: verify})
+	b, verified, err := s.eng.Bots().UpdateVerified(req.Context(), principal(req), id, push.BotUpdate{Name: body.Name, Config: body.Config, Verify: verify})
 	if err != nil {
 		return err
 	}
-	writeOK(w, http.StatusOK, "", botSavedView{Bot: newBotView(b), Verified: verify && s.verifies(b.Platform)})
+	writeOK(w, http.StatusOK, "", botSavedView{Bot: newBotView(b), Verified: verified})
 	return nil
 }
 

@@ -103,15 +103,14 @@ func (c *botUpdate) run(ctx context.Context, n *node.Node) (any, error) {
 	if c.config.set {
 		u.Config = json.RawMessage(c.config.v)
 	}
-	b, err := n.Engine.Bots().Update(ctx, push.System(), c.id, u)
+	b, verified, err := n.Engine.Bots().UpdateVerified(ctx, push.System(), c.id, u)
 	if err != nil {
 		return nil, err
 	}
-	_, verifies := platformOf(n, b.Platform).(push.Verifier)
 	return struct {
 		botOut
 		Verified bool `json:"verified"`
-	}{botJSON(b), c.verify && verifies}, nil
+	}{botJSON(b), verified}, nil
 }
 
 type botVerify struct{ id int64 }
