@@ -150,9 +150,3 @@ func (c *botDelete) run(ctx context.Context, n *node.Node) (any, error) {
 	}
 	return canceledOut{c.id, canceled}, nil
 }
-
-// platformOf returns the node's platform of that name, or nil.
-func platformOf(n *node.Node, name string) push.Platform {
-	p, _ := n.Engine.Platform(name)
-	return p
-}
