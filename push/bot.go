@@ -133,7 +133,9 @@ func (e *Engine) verify(ctx context.Context, platform string, config json.RawMes
 		return false, &Error{Kind: Invalid, Reason: "credentials_refused", Field: FieldConfig, Err: err,
 			Message: platform + " refused the credentials: " + se.Error() + "; nothing was saved"}
 	}
-	return false, &Error{Kind: PlatformFailed, Reason: "platform_unreachable", Err: err,
+	// The platform could not be asked: a dependency is down (503), not a
+	// failed send, and not the caller's mistake.
+	return false, &Error{Kind: Unavailable, Reason: "platform_unreachable", Err: err, RetryAfter: se.RetryAfter,
 		Message: platform + " could not be asked to verify the credentials: " + se.Error() + ": try again, or save without verifying"}
 }
 

@@ -14,8 +14,8 @@ import (
 // TestBotVerify: credentials given with verify (the default) are checked
 // with the platform before anything is saved. Telegram refusing the token
 // is a 400 that names the refusal and not the token, and the bot keeps
-// sending with its old token; a Bot API that cannot answer refuses the
-// change too; a token Telegram knows is saved and reported verified.
+// sending with its old token; a Bot API that cannot answer is a 503 that
+// changes nothing either; a token Telegram knows is saved and reported verified.
 func TestBotVerify(t *testing.T) {
 	h := testkit.New(t)
 	f := h.Seed(t)
@@ -63,7 +63,7 @@ func TestBotVerify(t *testing.T) {
 		{"update with a wrong token, verify true", "PATCH", path, map[string]any{"config": wrong, "verify": true}, nil, 400, "credentials_refused"},
 		{"create with a wrong token", "POST", "/manage/v1/bots", map[string]any{"platform": "telegram", "name": "second", "config": wrong}, nil, 400, "credentials_refused"},
 		{"update while the Bot API fails", "PATCH", path, map[string]any{"config": map[string]any{"token": h.Telegram.NewBot(), "api_base": h.Telegram.URL()}},
-			&fake.TelegramFault{Status: 502, Description: "Bad Gateway"}, 500, "platform_unreachable"},
+			&fake.TelegramFault{Status: 502, Description: "Bad Gateway"}, 503, "platform_unreachable"},
 	}
 	for _, c := range refusals {
 		t.Run(c.name, func(t *testing.T) {
