@@ -19,10 +19,12 @@ import (
 // topic), the message size limit (a longer body becomes a file attachment,
 // or 400 40014 when attachments are off; next to an attachment URL it is
 // cut at the limit), the JSON body limit of twice the message limit, and
-// ntfy's error shape {"code","http","error","link"}.
+// ntfy's error shape {"code","http","error","link"}, and GET /v1/account,
+// which names the authenticated user ("*" for anonymous).
 type Ntfy struct {
 	simpleServer
 
+	noAuth      bool // a server without auth-file: credentials are ignored
 	limit       int
 	attachments bool
 	tokens      map[string]string          // token -> user
@@ -104,6 +106,15 @@ func (f *Ntfy) AddUser(user, password string, topics ...string) string {
 	return token
 }
 
+// DisableAuth makes the fake a server without access control (no
+// auth-file): it ignores any credentials and treats every request as
+// anonymous, as ntfy does.
+func (f *Ntfy) DisableAuth() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noAuth = true
+}
+
 // Messages returns the messages published so far.
 func (f *Ntfy) Messages() []NtfyMessage { return snapshot(&f.mu, &f.messages) }
 
@@ -131,6 +142,10 @@ type ntfyPublish struct {
 }
 
 func (f *Ntfy) serve(w http.ResponseWriter, r *http.Request, body []byte) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/account" {
+		f.account(w, r)
+		return
+	}
 	if r.Method != http.MethodPost && r.Method != http.MethodPut {
 		ntfyError(w, http.StatusNotFound, 40401, "page not found")
 		return
@@ -232,9 +247,31 @@ func (f *Ntfy) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	writeJSONAnswer(w, http.StatusOK, ans)
 }
 
+// account answers GET /v1/account: 401 for unknown credentials, else the
+// user's name and role (ntfy's "*" and "anonymous" without credentials or
+// on a server without access control).
+func (f *Ntfy) account(w http.ResponseWriter, r *http.Request) {
+	user, ok := f.authenticate(r)
+	if !ok {
+		ntfyError(w, http.StatusUnauthorized, 40101, "unauthorized")
+		return
+	}
+	ans := map[string]any{"username": "*", "role": "anonymous", "limits": map[string]any{"basis": "ip"}}
+	if user != "" {
+		ans["username"], ans["role"] = user, "user"
+	}
+	writeJSONAnswer(w, http.StatusOK, ans)
+}
+
 // authenticate reads Bearer or Basic credentials (or none). It reports
 // false for credentials the server does not know.
 func (f *Ntfy) authenticate(r *http.Request) (string, bool) {
+	f.mu.Lock()
+	noAuth := f.noAuth
+	f.mu.Unlock()
+	if noAuth {
+		return "", true
+	}
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		if a := r.URL.Query().Get("auth"); a != "" {
