@@ -122,3 +122,67 @@ func TestBotVerify(t *testing.T) {
 		}
 	})
 }
+
+// TestBotVerifyNtfy: an ntfy bot is verified when it has credentials
+// (verified true, or 400 for a token ntfy does not know, saving nothing),
+// and is saved unverified, not refused, when it has none.
+func TestBotVerifyNtfy(t *testing.T) {
+	h := testkit.New(t)
+	f := h.Seed(t)
+	n := fake.NewNtfy(t)
+	good := n.AddUser("ada", "pw-ada-secret", "alerts")
+	wrong := "tk_" + strings.Repeat("w", 29)
+	cases := []struct {
+		name     string
+		token    string
+		status   int
+		reason   string
+		verified bool
+	}{
+		{"known token", good, 201, "", true},
+		{"unknown token", wrong, 400, "credentials_refused", false},
+		{"no credentials", "", 201, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := map[string]any{"server": n.URL(), "topic": "alerts"}
+			if c.token != "" {
+				cfg["token"] = c.token
+			}
+			r := h.Call(t, "POST", "/manage/v1/bots", f.Key, map[string]any{"platform": "ntfy", "name": "relay " + c.name, "config": cfg})
+			if r.Status != c.status {
+				t.Fatalf("%d %s; want %d", r.Status, r.Body, c.status)
+			}
+			if c.token != "" && strings.Contains(string(r.Body), c.token) {
+				t.Errorf("the answer quotes the token: %s", r.Body)
+			}
+			if c.reason != "" {
+				if r.JSON()["error"] != c.reason {
+					t.Errorf("reason %v, want %s", r.JSON()["error"], c.reason)
+				}
+				var page struct {
+					Items []struct {
+						Name string `json:"name"`
+					} `json:"items"`
+				}
+				dataOf(t, h.Call(t, "GET", fmt.Sprint("/manage/v1/bots?accountId=", f.Account.ID), f.Key, nil), &page)
+				for _, b := range page.Items {
+					if b.Name == "relay "+c.name {
+						t.Error("the refused bot was saved")
+					}
+				}
+				return
+			}
+			var v struct {
+				Verified bool `json:"verified"`
+			}
+			dataOf(t, r, &v)
+			if v.Verified != c.verified {
+				t.Errorf("verified %v, want %v", v.Verified, c.verified)
+			}
+		})
+	}
+	if len(n.Messages()) != 0 {
+		t.Error("verifying published a message")
+	}
+}
