@@ -10,14 +10,20 @@ import (
 	"github.com/heraldpush/herald/push"
 )
 
-// TestVerify checks credentials with a fresh token request on the fake,
-// through both token endpoints: good ones verify (each time with a
+// TestVerify checks credentials with a fresh token request on the fake
+// (the stable endpoint, or a token service's configured one): good ones verify (each time with a
 // request of its own, not a cached token), a wrong secret is a Definitive
 // refusal with WeChat's errcode that does not quote the secret, and a
 // token endpoint that cannot answer is not a refusal.
 func TestVerify(t *testing.T) {
 	config := func(f *fake.WeChat, id, secret, api string) json.RawMessage {
 		b, _ := json.Marshal(map[string]string{"app_id": id, "app_secret": secret, "api_base": f.URL(), "token_api": api})
+		return b
+	}
+	// proxied is a config whose tokens come from a token service of its
+	// own (here the fake too), asked on its configured endpoint.
+	proxied := func(f *fake.WeChat, id, secret, api string) json.RawMessage {
+		b, _ := json.Marshal(map[string]string{"app_id": id, "app_secret": secret, "api_base": f.URL(), "token_base": f.URL(), "token_api": api})
 		return b
 	}
 	wrong := strings.Repeat("a", 32)
@@ -39,10 +45,20 @@ func TestVerify(t *testing.T) {
 			id, _ := f.NewApp()
 			return config(f, id, wrong, wechat.TokenStable), wrong
 		}, ptr(push.OutcomeDefinitive), []string{"refused the account's credentials", "40125"}},
+		// The classic endpoint would replace the account's token: the
+		// stable one is asked (its errcode for a wrong secret is 40125).
 		{"wrong secret, classic token", func(f *fake.WeChat) (json.RawMessage, string) {
 			id, _ := f.NewApp()
 			return config(f, id, wrong, wechat.TokenClassic), wrong
+		}, ptr(push.OutcomeDefinitive), []string{"refused the account's credentials", "40125"}},
+		{"wrong secret, classic token service", func(f *fake.WeChat) (json.RawMessage, string) {
+			id, _ := f.NewApp()
+			return proxied(f, id, wrong, wechat.TokenClassic), wrong
 		}, ptr(push.OutcomeDefinitive), []string{"refused the account's credentials", "40001"}},
+		{"good credentials, classic token service", func(f *fake.WeChat) (json.RawMessage, string) {
+			id, secret := f.NewApp()
+			return proxied(f, id, secret, wechat.TokenClassic), secret
+		}, nil, nil},
 		{"token endpoint 502", func(f *fake.WeChat) (json.RawMessage, string) {
 			id, secret := f.NewApp()
 			f.Fail(fake.WeChatFault{On: "token", Status: 502, Body: "<html>Bad Gateway</html>"})
