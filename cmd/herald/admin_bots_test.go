@@ -198,3 +198,26 @@ func TestAdminDeleteAndUnbind(t *testing.T) {
 		})
 	}
 }
+
+// TestAdminBotCreateVerify: bot create --verify asks Telegram first: a
+// token it refuses exits 1 and makes no bot, a token it knows makes the
+// bot and prints verified true.
+func TestAdminBotCreateVerify(t *testing.T) {
+	d := newAdminDB(t)
+	tg := fake.NewTelegram(t)
+	d.run(t, "account", "create", "--name", "acme")
+	wrongSecret := strings.Repeat("w", 35)
+	d.secret(wrongSecret)
+	wrong := `{"token":"7000000999:` + wrongSecret + `","api_base":"` + tg.URL() + `"}`
+	d.refused(t, nil, []string{"bot", "create", "--account", "1", "--platform", "telegram", "--name", "alerts", "--config", wrong, "--verify"},
+		"Telegram refused the bot token", "(credentials_refused)")
+	if list := itemsOf(t, d.run(t, "bot", "list", "--account", "1")); len(list) != 0 {
+		t.Fatalf("the refused bot was made: %v", list)
+	}
+	token := tg.NewBot()
+	d.secret(strings.Split(token, ":")[1])
+	got := d.run(t, "bot", "create", "--account", "1", "--platform", "telegram", "--name", "alerts", "--config", `{"token":"`+token+`","api_base":"`+tg.URL()+`"}`, "--verify")
+	if !cmp.Equal(got, map[string]any{"id": 1.0, "account": 1.0, "platform": "telegram", "name": "alerts", "verified": true}) {
+		t.Fatalf("bot create --verify printed %v", got)
+	}
+}
