@@ -11,11 +11,14 @@ import (
 )
 
 // Node is what one Herald process shares with the others through Redis:
-// the asynq queue, the completion notices and the rate limit.
+// the asynq queue, the completion notices, the rate limit and the cap on a
+// bot's jobs being sent at once.
 type Node struct {
 	Queue       *queue.Redis
 	Notifier    *Notifier
 	RateLimiter *RateLimiter
+	// Slots caps a bot's jobs being sent at once across the nodes.
+	Slots *SendSlots
 }
 
 // NodeOptions configure NewNode.
@@ -50,6 +53,7 @@ func NewNode(ctx context.Context, rdb redis.UniversalClient, opts NodeOptions) *
 		Queue:       queue.NewRedis(rdb, qo),
 		Notifier:    NewNotifier(ctx, rdb, NotifierOptions{Namespace: opts.Namespace, Logger: opts.Logger}),
 		RateLimiter: NewRateLimiter(rdb, RateLimiterOptions{Namespace: opts.Namespace, Clock: opts.Clock, Logger: opts.Logger}),
+		Slots:       NewSendSlots(rdb, SendSlotsOptions{Namespace: opts.Namespace, Logger: opts.Logger}),
 	}
 }
 
@@ -60,6 +64,7 @@ func (n *Node) Apply(po *push.Options) {
 	po.Queue = n.Queue
 	po.Notifier = n.Notifier
 	po.RateLimiter = n.RateLimiter
+	po.Slots = n.Slots
 	po.Shared = true
 }
 

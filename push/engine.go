@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,11 +36,12 @@ type Options struct {
 
 	// Shared says that other Herald processes work on the same store. When
 	// false (the embedded default), Start treats jobs left running as
-	// orphans of a previous process and makes them uncertain. When true,
-	// a job left running by a node that died is made uncertain when the
-	// queue hands it to a worker again, or by the reconciler once it has
-	// been running longer than any live worker takes (the send window, one
-	// platform call and a minute).
+	// orphans of a previous process and makes them uncertain (but those
+	// waiting to retry, which sent nothing). When true, a job left running
+	// by a node that died is made uncertain when the queue hands it to a
+	// worker again, or by the reconciler once its worker claimed it longer
+	// ago than any live worker takes (the send window, one platform call
+	// and a minute).
 	Shared bool
 	// SweepInterval is how often queued jobs past their queue-wait limit
 	// are expired and old idempotency records deleted (default 30 s).
@@ -48,8 +50,25 @@ type Options struct {
 	// Reconcile), for queues that can lose ids (default 0: off).
 	ReconcileInterval time.Duration
 	// RetryBackoff is the first wait before a retryable platform error is
-	// tried again; it doubles per attempt (default 1 s).
+	// tried again; it doubles per attempt (default 1 s). A job waiting to
+	// retry does not hold a worker: its worker hands it back to the queue,
+	// due at its next attempt.
 	RetryBackoff time.Duration
+	// BotConcurrency caps the jobs of one bot being sent at once, so that
+	// one bot or account cannot take every worker (default: a quarter of
+	// the queue's workers when the queue has a Workers() int method, at
+	// least 1; without one, or when negative, no cap). A job over its
+	// bot's cap goes back to the queue for about BusyDelay, without
+	// counting as an attempt. With a SendSlots shared by several nodes the
+	// cap holds across them.
+	BotConcurrency int
+	// BusyDelay is how long a job turned away by its bot's cap waits in
+	// the queue before it is tried again (default 200 ms, give or take a
+	// quarter).
+	BusyDelay time.Duration
+	// Slots counts the bots' jobs being sent (default: a LocalSendSlots,
+	// for this process alone).
+	Slots SendSlots
 	// Passwords hashes and checks users' passwords; without it users
 	// cannot be made or sign in (package password has argon2id).
 	Passwords PasswordHasher
@@ -85,6 +104,8 @@ type Engine struct {
 	catalog   catalog    // bots and targets, which never change once created
 	handoff   handoff    // settled jobs for this process's waiting requests
 	replays   replayCache
+	slots     SendSlots
+	jobBots   jobBots // the bots of recent jobs, by id
 
 	accounts AccountService
 	keys     KeyService
@@ -174,6 +195,13 @@ func New(opts Options) (*Engine, error) {
 	}
 	if e.opts.RetryBackoff <= 0 {
 		e.opts.RetryBackoff = time.Second
+	}
+	if e.opts.BusyDelay <= 0 {
+		e.opts.BusyDelay = 200 * time.Millisecond
+	}
+	e.slots = opts.Slots
+	if e.slots == nil {
+		e.slots = &LocalSendSlots{}
 	}
 	e.accounts, e.keys, e.bots, e.targets, e.jobs, e.ledger = AccountService{e}, KeyService{e}, BotService{e}, TargetService{e}, JobService{e}, LedgerService{e}
 	e.users, e.sessions, e.invites, e.audit = UserService{e}, SessionService{e}, InviteService{e}, AuditService{e}
@@ -290,8 +318,9 @@ func (e *Engine) background(ctx context.Context) {
 }
 
 // Reconcile repairs what a queue that lost ids or a node that died leaves
-// behind: it hands queued jobs older than ReconcileInterval to the queue
-// again (enqueueing is idempotent), with Options.Shared makes uncertain the
+// behind: it hands queued jobs older than ReconcileInterval, and jobs
+// waiting to retry that were due longer ago, to the queue again
+// (enqueueing is idempotent), with Options.Shared makes uncertain the
 // jobs running for longer than any live worker takes, and has the store
 // recount its backlog counters when it can (BacklogRecounter). It runs
 // every ReconcileInterval after Start; tests call it directly.
@@ -334,8 +363,10 @@ func (e *Engine) recoverStale(ctx context.Context) error {
 	limit := e.staleAfter()
 	msg := fmt.Sprintf("the worker sending the job stopped (no outcome after %s); delivery is unknown: check the platform, then resolve the job", limit)
 	for _, j := range jobs {
-		if j.State != StateRunning || now.Sub(j.StartedAt) < limit {
-			continue
+		// A job is claimed by a worker (started, or resumed after a
+		// retry's wait) when it last changed.
+		if j.State != StateRunning || !j.RetryAt.IsZero() || now.Sub(j.UpdatedAt) < limit {
+			continue // a job waiting to retry is handed over again by requeue
 		}
 		// The move is a compare-and-set from running: a job that settled
 		// since it was read is a Conflict and is left alone (a job is
@@ -349,7 +380,7 @@ func (e *Engine) recoverStale(ctx context.Context) error {
 		case err != nil:
 			return fmt.Errorf("push: recover stale job %s: %w", j.ID, err)
 		default:
-			e.log.Warn("a job running past any worker's time limit is now uncertain", "job", j.ID, "started", j.StartedAt)
+			e.log.Warn("a job running past any worker's time limit is now uncertain", "job", j.ID, "started", j.StartedAt, "claimed", j.UpdatedAt)
 			e.notify(ctx, j.ID)
 		}
 	}
@@ -426,12 +457,14 @@ func (e *Engine) recoverOrphans(ctx context.Context) error {
 		return fmt.Errorf("push: find running jobs: %w", err)
 	}
 	now := e.clock.Now()
+	orphans := 0
 	for _, id := range ids {
 		err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
 			j, err := tx.Job(ctx, id)
-			if err != nil || j.State != StateRunning {
-				return err
+			if err != nil || j.State != StateRunning || !j.RetryAt.IsZero() {
+				return err // a job waiting to retry sent nothing: requeue hands it over again
 			}
+			orphans++
 			_, err = e.settle(ctx, tx, ev, j, StateUncertain, "the process stopped while the message was being sent; delivery is unknown: check the platform, then resolve the job", "", now)
 			return err
 		})
@@ -439,27 +472,42 @@ func (e *Engine) recoverOrphans(ctx context.Context) error {
 			return fmt.Errorf("push: recover job %s: %w", id, err)
 		}
 	}
-	if len(ids) > 0 {
-		e.log.Warn("jobs left running by a previous process are now uncertain", "count", len(ids))
+	if orphans > 0 {
+		e.log.Warn("jobs left running by a previous process are now uncertain", "count", orphans)
 	}
 	return nil
 }
 
-// requeue hands queued jobs created before cutoff (all when zero) to the
-// queue again.
+// requeue hands queued jobs created before cutoff (all when zero), and
+// running jobs waiting to retry that were due before cutoff (all when
+// zero), to the queue again. A job handed over before it is due goes back
+// to the queue until it is.
 func (e *Engine) requeue(ctx context.Context, cutoff time.Time) error {
 	ids, err := e.store.FindJobs(ctx, StateQueued, time.Time{}, 0)
 	if err != nil {
 		return fmt.Errorf("push: find queued jobs: %w", err)
 	}
-	if !cutoff.IsZero() && len(ids) > 0 {
-		jobs, err := e.store.Jobs(ctx, ids)
+	running, err := e.store.FindJobs(ctx, StateRunning, time.Time{}, 0)
+	if err != nil {
+		return fmt.Errorf("push: find running jobs: %w", err)
+	}
+	// Without a cutoff every queued job is handed over; the other jobs
+	// are read to see whether they qualify.
+	check := running
+	if !cutoff.IsZero() {
+		check = append(slices.Clip(ids), running...)
+		ids = nil
+	}
+	if len(check) > 0 {
+		jobs, err := e.store.Jobs(ctx, check)
 		if err != nil {
 			return err
 		}
-		ids = ids[:0]
 		for _, j := range jobs {
-			if j.CreatedAt.Before(cutoff) {
+			switch {
+			case j.State == StateQueued && j.CreatedAt.Before(cutoff):
+				ids = append(ids, j.ID)
+			case j.State == StateRunning && !j.RetryAt.IsZero() && (cutoff.IsZero() || j.RetryAt.Before(cutoff)):
 				ids = append(ids, j.ID)
 			}
 		}
@@ -482,7 +530,7 @@ func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to Stat
 	if !CanMove(j.State, to) {
 		return j, Errorf(Conflict, ReasonStateChanged, "job %s is %s and cannot become %s", j.ID, j.State, to)
 	}
-	nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: j.State, To: to, At: now, Error: msg, PlatformIndex: platformIndex, Job: &j})
+	nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: j.State, To: to, At: now, Error: msg, PlatformIndex: platformIndex, RetryAt: j.RetryAt, Job: &j})
 	if err != nil {
 		return j, err
 	}

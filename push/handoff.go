@@ -51,6 +51,16 @@ func (h *handoff) plan(id string) (Job, bool) {
 	return Job{}, false
 }
 
+// unplan forgets the job id as its request created it: a worker claimed
+// it, so it is no longer queued (a retry's wait hands it over again).
+func (h *handoff) unplan(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.slots[id]; s != nil {
+		s.planned = nil
+	}
+}
+
 // done unregisters a waiter of each of ids.
 func (h *handoff) done(ids []string) {
 	h.mu.Lock()

@@ -99,6 +99,11 @@ type Job struct {
 	ResolvedAt     time.Time // when an uncertain job was resolved; zero: it was not
 	ResolvedBy     string    // who resolved it, as the audit trail names them
 	Note           string    // the note given when it was resolved
+	// RetryAt is set while a running job waits to call its platform again
+	// after a retryable failure (nothing was sent): its worker handed it
+	// back to the queue, due at RetryAt. It is zero while the job is
+	// being sent, and for jobs in other states.
+	RetryAt time.Time
 }
 
 // JobEvent is one move in a job's life.
@@ -152,6 +157,10 @@ type JobMove struct {
 	At            time.Time
 	Error         string // set on failed, uncertain, canceled, expired
 	PlatformIndex string // set on succeeded
+	// RetryAt is the job's RetryAt as the mover saw it, for a move from
+	// running: the move happens only if it is still so (a job waiting to
+	// retry is not one being sent).
+	RetryAt time.Time
 	// Job, when set, is the job as it stood in state From, as read from
 	// or returned by the store (or as created). Job states never repeat,
 	// so a job still in From is still that job, and the store may build

@@ -19,15 +19,22 @@ type Pacer interface {
 }
 
 // DeferError is returned by the engine's Handler when a job is not to be
-// worked yet: the queue hands the id back after After.
+// worked yet (pacing, a retry's wait, its bot's cap on jobs sent at once):
+// the queue hands the id back after After. It is not a failure.
 type DeferError struct {
 	JobID string
 	After time.Duration
+	// Busy says that the job's bot had as many jobs being sent as its
+	// cap allows (see Options.BotConcurrency).
+	Busy bool
 }
 
 // Error implements the error interface.
 func (e *DeferError) Error() string {
-	return fmt.Sprintf("job %s deferred for %s by pacing", e.JobID, e.After)
+	if e.Busy {
+		return fmt.Sprintf("job %s handed back to the queue for %s: its bot has as many jobs being sent as its cap allows", e.JobID, e.After)
+	}
+	return fmt.Sprintf("job %s handed back to the queue for %s", e.JobID, e.After)
 }
 
 // DeferredFor reports whether err asks for a job to be handed back later,

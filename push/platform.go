@@ -125,14 +125,19 @@ type SendError struct {
 
 // Error implements the error interface.
 func (e *SendError) Error() string {
-	msg := e.Message
-	if msg == "" && e.Err != nil {
-		msg = e.Err.Error()
-	}
+	msg := e.detail()
 	if e.Code != "" {
 		return fmt.Sprintf("%s (code %s)", msg, e.Code)
 	}
 	return msg
+}
+
+// detail is the error without its code.
+func (e *SendError) detail() string {
+	if e.Message == "" && e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Message
 }
 
 // Unwrap returns the underlying error.

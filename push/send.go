@@ -229,6 +229,7 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 	ids := make([]string, len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID
+		e.jobBots.note(j.ID, j.BotID)
 	}
 	notices, stop := e.subscribe(ids, jobs)
 	defer stop()

@@ -201,6 +201,17 @@ type Tx interface {
 	// MoveJob moves a job from m.From to m.To and returns it as it is now,
 	// or Conflict ReasonStateChanged when the job is not in m.From.
 	MoveJob(ctx context.Context, m JobMove) (Job, error)
+	// ParkJob hands a running job that is being sent back to the queue
+	// until until (a retryable platform failure, which sent nothing),
+	// noting msg as its error meanwhile; the job stays running. It returns
+	// Conflict ReasonStateChanged when the job is not running or already
+	// waits.
+	ParkJob(ctx context.Context, id string, until, at time.Time, msg string) error
+	// ResumeJob claims a running job that waits to retry until retryAt
+	// for sending again, counts the attempt and returns the job. When the
+	// job no longer waits so (another worker claimed it, or it moved) it
+	// returns Conflict ReasonStateChanged with the job as it is.
+	ResumeJob(ctx context.Context, id string, retryAt, at time.Time) (Job, error)
 	// FindJobs returns the ids of jobs in state s, oldest first, at most
 	// limit of them; with expiredBy set, only those that expire by then.
 	FindJobs(ctx context.Context, s State, expiredBy time.Time, limit int) ([]string, error)

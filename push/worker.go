@@ -8,37 +8,95 @@ import (
 )
 
 // handle works one job id from the queue. It sends only after moving the
-// job from queued to running itself, so no two workers ever send one job,
-// and a job found running (its worker died, or the queue delivered it
+// job from queued to running itself (or claiming a running job that
+// waits to retry), so no two workers ever send one job, and a job found
+// running and not waiting (its worker died, or the queue delivered it
 // again) is made uncertain instead of being sent a second time.
+//
+// A worker makes one platform call per job it is handed: a retryable
+// failure hands the job back to the queue, due at its next attempt, so
+// that a platform that is down holds no worker while its jobs wait.
 func (e *Engine) handle(ctx context.Context, id string) error {
-	job, bot, target, reply, err := e.start(ctx, id)
-	if err != nil || job == nil {
+	s, err := e.start(ctx, id)
+	if err != nil || s.job == nil {
 		return err
 	}
-	receipt, sendErr := e.deliver(ctx, *job, bot, target, reply)
-	return e.finish(ctx, *job, receipt, sendErr)
+	defer e.holdSlot(ctx, s.job.BotID, s.job.ID)()
+	receipt, wait, sendErr := e.deliver(ctx, *s.job, s.bot, s.target, s.reply)
+	if wait > 0 {
+		e.jobBots.note(id, s.job.BotID)
+		return e.park(ctx, *s.job, sendErr, wait)
+	}
+	e.jobBots.forget(id)
+	return e.finish(ctx, *s.job, receipt, sendErr)
 }
 
-// start claims a job for sending, with the reply it is sent as on a
-// platform that takes replies only. It returns a nil job when there is
-// nothing to send.
-func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, *ReplyTo, error) {
+// started is a job a worker claimed for sending, with its bot, its target
+// and the reply it is sent as on a platform that takes replies only. A nil
+// job means there is nothing to send.
+type started struct {
+	job    *Job
+	bot    Bot
+	target Target
+	reply  *ReplyTo
+}
+
+// retryGrace is how late past its send window a job that waited to retry
+// may still make its next attempt (its workers were stopped or busy when
+// it was due).
+const retryGrace = time.Minute
+
+// start claims a job for sending, holding a slot of its bot (see
+// SendSlots) when it returns one.
+func (e *Engine) start(ctx context.Context, id string) (started, error) {
 	var (
-		job     *Job
-		bot     Bot
-		target  Target
-		reply   *ReplyTo
+		s       started
 		settled bool
 		wait    time.Duration
+		busyBot int64 // the bot whose slots were all taken
+		slotBot int64 // the bot whose slot this start holds
 	)
 	now := e.clock.Now()
 	// A job whose request still waits in this process is known as it was
 	// created: it is moved without being read first (the move checks that
 	// it is still queued, and reads it when it is not).
 	planned, known := e.handoff.plan(id)
+	// The bot's slot is asked for before the store is read when the bot
+	// is known: a bot at its cap turns its jobs away without a read.
+	botID, botKnown := e.jobBots.bot(id)
+	if known {
+		botID, botKnown = planned.BotID, true
+	}
+	if botKnown {
+		if !e.acquireSlot(ctx, botID, id) {
+			return started{}, &DeferError{JobID: id, After: e.busyDelay(), Busy: true}
+		}
+		slotBot = botID
+	}
+	// A platform's send slot is claimed once per start: a planned job
+	// found moved on (it waits to retry) is not paced a second time.
+	paced := false
+	pace := func(j Job, bot Bot, target Target) time.Duration {
+		if paced {
+			return 0
+		}
+		w := e.pace(j, bot, target)
+		paced = w == 0
+		return w
+	}
+	claimSlot := func(botID int64) bool {
+		if slotBot == botID {
+			return true
+		}
+		if !e.acquireSlot(ctx, botID, id) {
+			busyBot = botID
+			return false
+		}
+		slotBot = botID
+		return true
+	}
 	err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
-		job, settled, wait = nil, false, 0
+		s, settled, wait, busyBot = started{}, false, 0, 0
 		j := planned
 		if !known {
 			var err error
@@ -59,7 +117,7 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, *Repl
 				// them (and reads them through tx when it must, as the
 				// transaction may hold the store's only connection).
 				var err error
-				if bot, err = e.catalog.bot(ctx, tx, j.BotID); err != nil {
+				if s.bot, err = e.catalog.bot(ctx, tx, j.BotID); err != nil {
 					if IsKind(err, NotFound) {
 						// Deleted since the job was queued (a delete
 						// cancels the queued jobs it finds; this one came
@@ -70,7 +128,7 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, *Repl
 					return err
 				}
 				if j.TargetID != 0 {
-					if target, err = e.catalog.target(ctx, tx, j.TargetID); err != nil {
+					if s.target, err = e.catalog.target(ctx, tx, j.TargetID); err != nil {
 						if IsKind(err, NotFound) {
 							settled = true
 							_, err = e.settle(ctx, tx, ev, j, StateCanceled, "the target was unbound before the job started"+pointsReturned(j), "", now)
@@ -78,11 +136,11 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, *Repl
 						return err
 					}
 				}
-				if p, ok := e.platforms[j.Platform].(Pacer); ok {
-					wait = p.Pace(Delivery{JobID: j.ID, Bot: bot, Target: target, AsType: j.TargetType, Message: j.Message})
-					if wait > 0 {
-						return nil // stays queued
-					}
+				if !claimSlot(j.BotID) {
+					return nil // stays queued
+				}
+				if wait = pace(j, s.bot, s.target); wait > 0 {
+					return nil // stays queued
 				}
 				nj, err := tx.MoveJob(ctx, JobMove{ID: j.ID, From: StateQueued, To: StateRunning, At: now, Job: &j})
 				if IsKind(err, Conflict) && ReasonOf(err) == ReasonStateChanged && nj.ID == j.ID && nj.State != StateQueued {
@@ -92,91 +150,184 @@ func (e *Engine) start(ctx context.Context, id string) (*Job, Bot, Target, *Repl
 				if err != nil {
 					return err
 				}
-				job = &nj
-				if _, ok := e.platforms[nj.Platform].(ReplyRules); ok && nj.TargetID != 0 {
-					r, err := tx.JobReply(ctx, nj.ID)
-					if err != nil && !IsKind(err, NotFound) {
-						return err
-					}
-					if err == nil {
-						reply = &r
-					}
-				}
-				return nil
+				s.job = &nj
+				return e.readReply(ctx, tx, &s)
 			case StateRunning:
-				_, err := e.settle(ctx, tx, ev, j, StateUncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
-				settled = true
-				return err
+				if j.RetryAt.IsZero() {
+					_, err := e.settle(ctx, tx, ev, j, StateUncertain, "the job was handed to a worker again while it was being sent (its worker stopped); delivery is unknown: check the platform, then resolve the job", "", now)
+					settled = true
+					return err
+				}
+				return e.resume(ctx, tx, ev, j, now, &s, &settled, &wait, claimSlot, pace)
 			default:
 				return nil // already settled: a repeated queue delivery
 			}
 		}
 	})
+	if err != nil || s.job == nil {
+		if slotBot != 0 {
+			e.releaseSlot(ctx, slotBot, id)
+		}
+	}
 	if IsKind(err, NotFound) {
 		e.log.Warn("queue delivered an unknown job id", "job", id)
-		return nil, bot, target, nil, nil
+		return started{}, nil
 	}
 	if IsKind(err, Conflict) {
-		return nil, bot, target, nil, nil // another worker or a cancel won the move
+		return started{}, nil // another worker or a cancel won the move
 	}
 	if err != nil {
-		return nil, bot, target, nil, err
+		return started{}, err
 	}
 	if settled {
 		e.notify(ctx, id)
 	}
-	if wait > 0 {
-		return nil, bot, target, nil, &DeferError{JobID: id, After: wait}
+	if busyBot != 0 {
+		e.jobBots.note(id, busyBot)
+		return started{}, &DeferError{JobID: id, After: e.busyDelay(), Busy: true}
 	}
-	return job, bot, target, reply, nil
+	if wait > 0 {
+		return started{}, &DeferError{JobID: id, After: wait}
+	}
+	if s.job != nil && known {
+		e.handoff.unplan(id)
+	}
+	return s, nil
+}
+
+// resume decides on a running job that waits to retry (j.RetryAt is
+// set): not due yet, it goes back to the queue until it is; due, it is
+// claimed for sending again; past its send window, or without its bot or
+// target any more, it fails (its earlier attempts sent nothing).
+func (e *Engine) resume(ctx context.Context, tx Tx, ev *txEvents, j Job, now time.Time, s *started, settled *bool, wait *time.Duration,
+	claimSlot func(int64) bool, pace func(Job, Bot, Target) time.Duration) error {
+	if now.Before(j.RetryAt) {
+		*wait = j.RetryAt.Sub(now)
+		return nil
+	}
+	fail := func(msg string) error {
+		*settled = true
+		_, err := e.settle(ctx, tx, ev, j, StateFailed, msg, "", now)
+		return err
+	}
+	var err error
+	if s.bot, err = e.catalog.bot(ctx, tx, j.BotID); err != nil {
+		if IsKind(err, NotFound) {
+			return fail("the bot was deleted while the job waited to retry; nothing was delivered")
+		}
+		return err
+	}
+	if j.TargetID != 0 {
+		if s.target, err = e.catalog.target(ctx, tx, j.TargetID); err != nil {
+			if IsKind(err, NotFound) {
+				return fail("the target was unbound while the job waited to retry; nothing was delivered")
+			}
+			return err
+		}
+	}
+	if now.After(j.StartedAt.Add(e.limits.SendWindow + retryGrace)) {
+		return fail(fmt.Sprintf("gave up after %d attempts: the send window of %s ended while the job waited to retry (the workers were stopped or busy); nothing was delivered; last error: %s",
+			j.Attempts, e.limits.SendWindow, j.Error))
+	}
+	if !claimSlot(j.BotID) {
+		return nil // waits on
+	}
+	if *wait = pace(j, s.bot, s.target); *wait > 0 {
+		return nil // waits on
+	}
+	nj, err := tx.ResumeJob(ctx, j.ID, j.RetryAt, now)
+	if err != nil {
+		return err // a Conflict: another worker claimed it, or it moved
+	}
+	s.job = &nj
+	return e.readReply(ctx, tx, s)
+}
+
+// pace asks a pacing platform for a send slot for the job and returns how
+// long to wait when there is none yet.
+func (e *Engine) pace(j Job, bot Bot, target Target) time.Duration {
+	if p, ok := e.platforms[j.Platform].(Pacer); ok {
+		return p.Pace(Delivery{JobID: j.ID, Bot: bot, Target: target, AsType: j.TargetType, Message: j.Message})
+	}
+	return 0
+}
+
+// readReply reads the reply a claimed job is sent as, on a platform that
+// takes replies only.
+func (e *Engine) readReply(ctx context.Context, tx Tx, s *started) error {
+	j := s.job
+	if _, ok := e.platforms[j.Platform].(ReplyRules); !ok || j.TargetID == 0 {
+		return nil
+	}
+	r, err := tx.JobReply(ctx, j.ID)
+	if err != nil && !IsKind(err, NotFound) {
+		return err
+	}
+	if err == nil {
+		s.reply = &r
+	}
+	return nil
 }
 
 // maxAttempts caps the platform calls of one job.
 const maxAttempts = 10
 
-// deliver calls the platform, trying retryable failures again with
-// exponential backoff while the job's send window lasts.
-func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target, reply *ReplyTo) (Receipt, error) {
+// deliver makes one platform call for the job. A retryable failure that
+// leaves time in the job's send window (and attempts under maxAttempts)
+// also returns how long to wait before the next attempt, with backoff
+// doubling per attempt; otherwise the failure is the outcome.
+func (e *Engine) deliver(ctx context.Context, job Job, bot Bot, target Target, reply *ReplyTo) (Receipt, time.Duration, error) {
 	p, ok := e.platforms[job.Platform]
 	if !ok {
-		return Receipt{}, DefinitiveError("", "the platform %q is not available on this server", job.Platform)
+		return Receipt{}, 0, DefinitiveError("", "the platform %q is not available on this server", job.Platform)
+	}
+	actx, cancel := context.WithTimeout(ctx, e.limits.AttemptTimeout)
+	began := time.Now()
+	receipt, err := p.Send(actx, Delivery{
+		JobID: job.ID, Bot: bot, Target: target, AsType: job.TargetType, Message: job.Message, Attempt: job.Attempts, Reply: reply,
+	})
+	took := time.Since(began)
+	cancel()
+	if err == nil {
+		e.obs.PlatformCall(job.Platform, took, "ok")
+		return receipt, 0, nil
+	}
+	se := AsSendError(err)
+	e.obs.PlatformCall(job.Platform, took, se.Outcome.String())
+	if se.Outcome != OutcomeRetryable {
+		return Receipt{}, 0, se
+	}
+	wait := e.opts.RetryBackoff << min(max(job.Attempts-1, 0), maxAttempts)
+	if se.RetryAfter > wait {
+		wait = se.RetryAfter
 	}
 	deadline := job.StartedAt.Add(e.limits.SendWindow)
-	backoff := e.opts.RetryBackoff
-	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, e.limits.AttemptTimeout)
-		began := time.Now()
-		receipt, err := p.Send(actx, Delivery{
-			JobID: job.ID, Bot: bot, Target: target, AsType: job.TargetType, Message: job.Message, Attempt: attempt, Reply: reply,
-		})
-		took := time.Since(began)
-		cancel()
-		if err == nil {
-			e.obs.PlatformCall(job.Platform, took, "ok")
-			return receipt, nil
-		}
-		se := AsSendError(err)
-		e.obs.PlatformCall(job.Platform, took, se.Outcome.String())
-		if se.Outcome != OutcomeRetryable {
-			return Receipt{}, se
-		}
-		wait := backoff
-		if se.RetryAfter > wait {
-			wait = se.RetryAfter
-		}
-		backoff *= 2
-		if attempt >= maxAttempts || e.clock.Now().Add(wait).After(deadline) {
-			return Receipt{}, DefinitiveError(se.Code, "gave up after %d attempts in the send window of %s; nothing was delivered; last error: %s", attempt, e.limits.SendWindow, se.Error())
-		}
-		e.log.Info("retrying platform send", "job", job.ID, "platform", job.Platform, "attempt", attempt, "wait", wait, "err", se.Error())
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return Receipt{}, DefinitiveError(se.Code, "the worker stopped before the message could be sent; nothing was delivered; last error: %s", se.Error())
-		}
+	if job.Attempts >= maxAttempts || e.clock.Now().Add(wait).After(deadline) {
+		return Receipt{}, 0, DefinitiveError(se.Code, "gave up after %d attempts in the send window of %s; nothing was delivered; last error: %s", job.Attempts, e.limits.SendWindow, se.detail())
 	}
+	return Receipt{}, wait, se
+}
+
+// park hands a job whose platform call failed retryably back to the
+// queue, due after wait: it stays running, waiting to retry, in the store
+// (where a restart finds it) and in the queue, and holds no worker.
+func (e *Engine) park(ctx context.Context, job Job, sendErr error, wait time.Duration) error {
+	se := AsSendError(sendErr)
+	now := e.clock.Now()
+	until := now.Add(wait)
+	msg := fmt.Sprintf("%s: %s; attempt %d sent nothing, trying again at %s", job.Platform, se.Error(), job.Attempts, until.UTC().Format(time.RFC3339))
+	// The wait must be recorded even when the worker is being stopped.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err := e.update(wctx, func(ctx context.Context, tx Tx, _ *txEvents) error {
+		return tx.ParkJob(ctx, job.ID, until, now, msg)
+	})
+	if err != nil {
+		e.log.Error("handing a job back to the queue for a retry failed; the job stays running and becomes uncertain on recovery", "job", job.ID, "err", err)
+		return err
+	}
+	e.log.Info("retrying platform send", "job", job.ID, "platform", job.Platform, "attempt", job.Attempts, "wait", wait, "err", se.Error())
+	return &DeferError{JobID: job.ID, After: wait}
 }
 
 // finish records the outcome of a send.

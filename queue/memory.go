@@ -86,6 +86,10 @@ func (q *Memory) Enqueue(_ context.Context, ids ...string) error {
 	return nil
 }
 
+// Workers returns the number of jobs the queue works at once (the engine
+// caps a bot's jobs being sent at a share of it).
+func (q *Memory) Workers() int { return q.workers }
+
 // Len returns the number of ids waiting for a worker.
 func (q *Memory) Len() int {
 	q.mu.Lock()

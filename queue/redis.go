@@ -120,6 +120,10 @@ func NewRedis(rdb redis.UniversalClient, opts RedisOptions) *Redis {
 	return q
 }
 
+// Workers returns the number of jobs this process works at once (the
+// engine caps a bot's jobs being sent at a share of it).
+func (q *Redis) Workers() int { return q.opts.Workers }
+
 // Namespace returns the asynq queue name.
 func (q *Redis) Namespace() string { return q.opts.Namespace }
 

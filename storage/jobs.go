@@ -12,7 +12,7 @@ import (
 // them.
 const jobColumns = "seq, id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
 	"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms, " +
-	"resolved_ms, resolved_by, note"
+	"resolved_ms, resolved_by, note, retry_ms"
 
 // The hot statements of a job's life, prepared once.
 const (
@@ -25,23 +25,37 @@ const (
 	selectJobSQL          = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
 	// moveJobSQL sets started_ms (and counts an attempt) when the first
 	// flag is 1, finished_ms when the second is, the error when the third
-	// is, and the platform index when one is given.
+	// is, and the platform index when one is given. It moves a job that
+	// is in the state given and waits to retry until the time given (0:
+	// not waiting), and ends the wait.
 	moveJobSQL = "UPDATE jobs SET state = ?, updated_ms = ?, " +
 		"started_ms = CASE WHEN ? = 1 THEN ? ELSE started_ms END, attempts = attempts + ?, " +
 		"finished_ms = CASE WHEN ? = 1 THEN ? ELSE finished_ms END, " +
 		"error = CASE WHEN ? = 1 THEN ? ELSE error END, " +
-		"platform_index = CASE WHEN ? = '' THEN platform_index ELSE ? END " +
-		"WHERE id = ? AND state = ?"
+		"platform_index = CASE WHEN ? = '' THEN platform_index ELSE ? END, retry_ms = 0 " +
+		"WHERE id = ? AND state = ? AND retry_ms = ?"
 	moveJobReturningSQL = moveJobSQL + " RETURNING " + jobColumns
+	// parkJobSQL hands a running job that is being sent back to the
+	// queue until retry_ms, with the error that made it wait.
+	parkJobSQL = "UPDATE jobs SET retry_ms = ?, updated_ms = ?, error = ? WHERE id = ? AND state = 'running' AND retry_ms = 0"
+	// resumeJobSQL claims a running job that waits to retry until the time
+	// given for sending again, and counts the attempt.
+	resumeJobSQL = "UPDATE jobs SET retry_ms = 0, updated_ms = ?, attempts = attempts + 1 " +
+		"WHERE id = ? AND state = 'running' AND retry_ms = ? RETURNING " + jobColumns
 )
 
 // scanJob reads a row of jobColumns.
 func scanJob(scan func(dest ...any) error) (jobRow, error) {
 	var r jobRow
-	err := scan(&r.Seq, &r.ID, &r.AccountID, &r.BotID, &r.TargetID, &r.Platform, &r.TargetType, &r.MsgType, &r.Content, &r.ImageURL,
-		&r.Wakeup, &r.State, &r.Cost, &r.Attempts, &r.Error, &r.PlatformIndex, &r.IdemKey, &r.CreatedMs, &r.UpdatedMs,
-		&r.StartedMs, &r.FinishedMs, &r.ExpiresMs, &r.ResolvedMs, &r.ResolvedBy, &r.Note)
+	err := scan(rowDest(&r)...)
 	return r, err
+}
+
+// rowDest returns the destinations of a row of jobColumns in r.
+func rowDest(r *jobRow) []any {
+	return []any{&r.Seq, &r.ID, &r.AccountID, &r.BotID, &r.TargetID, &r.Platform, &r.TargetType, &r.MsgType, &r.Content, &r.ImageURL,
+		&r.Wakeup, &r.State, &r.Cost, &r.Attempts, &r.Error, &r.PlatformIndex, &r.IdemKey, &r.CreatedMs, &r.UpdatedMs,
+		&r.StartedMs, &r.FinishedMs, &r.ExpiresMs, &r.ResolvedMs, &r.ResolvedBy, &r.Note, &r.RetryMs}
 }
 
 // CreateJobs implements push.Tx.
@@ -145,8 +159,8 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 		flag(finishes(m)), at,
 		flag(m.Error != "" || m.To == push.StateSucceeded), m.Error,
 		m.PlatformIndex, m.PlatformIndex,
-		m.ID, string(m.From)}
-	known := m.Job != nil && m.Job.ID == m.ID && m.Job.State == m.From
+		m.ID, string(m.From), toMs(m.RetryAt)}
+	known := m.Job != nil && m.Job.ID == m.ID && m.Job.State == m.From && toMs(m.Job.RetryAt) == toMs(m.RetryAt)
 	var row jobRow
 	var err error
 	if known {
@@ -169,6 +183,9 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 		cur, err := q.Job(ctx, m.ID)
 		if err != nil {
 			return push.Job{}, err
+		}
+		if cur.State == m.From {
+			return cur, push.Errorf(push.Conflict, push.ReasonStateChanged, "job %s is %s but was handed to a worker or back to the queue meanwhile: job state has changed", m.ID, cur.State)
 		}
 		return cur, push.Errorf(push.Conflict, push.ReasonStateChanged, "job %s is %s, not %s: job state has changed", m.ID, cur.State, m.From)
 	}
@@ -200,10 +217,44 @@ func movedJob(j push.Job, m push.JobMove) push.Job {
 	if m.PlatformIndex != "" {
 		j.PlatformIndex = m.PlatformIndex
 	}
+	j.RetryAt = time.Time{}
 	for _, t := range []*time.Time{&j.CreatedAt, &j.StartedAt, &j.FinishedAt, &j.ExpiresAt} {
 		*t = fromMs(toMs(*t))
 	}
 	return j
+}
+
+// ParkJob implements push.Tx.
+func (q queries) ParkJob(ctx context.Context, id string, until, at time.Time, msg string) error {
+	res, err := q.exec(ctx, parkJobSQL, toMs(until), toMs(at), msg, id)
+	if err != nil {
+		return q.fail(err, "park job")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		cur, err := q.Job(ctx, id)
+		if err != nil {
+			return err
+		}
+		return push.Errorf(push.Conflict, push.ReasonStateChanged, "job %s is %s and not being sent: job state has changed", id, cur.State)
+	}
+	return nil
+}
+
+// ResumeJob implements push.Tx.
+func (q queries) ResumeJob(ctx context.Context, id string, retryAt, at time.Time) (push.Job, error) {
+	var row jobRow
+	err := q.queryRow(ctx, true, resumeJobSQL, []any{toMs(at), id, toMs(retryAt)}, rowDest(&row)...)
+	if isNoRows(err) {
+		cur, err := q.Job(ctx, id)
+		if err != nil {
+			return push.Job{}, err
+		}
+		return cur, push.Errorf(push.Conflict, push.ReasonStateChanged, "job %s was claimed by another worker or moved: job state has changed", id)
+	}
+	if err != nil {
+		return push.Job{}, q.fail(err, "resume job")
+	}
+	return row.job(), nil
 }
 
 // finishes reports whether a move sets the job's finished time: its first

@@ -97,6 +97,7 @@ func (s *Store) migrator() (*migrate.Migrator, error) {
 	}
 	registerColumns(ms)
 	registerPresence(ms)
+	registerRetry(ms)
 	return migrate.NewMigrator(s.w, ms,
 		migrate.WithTemplateData(s.dialect),
 		migrate.WithMarkAppliedOnSuccess(true),

@@ -133,6 +133,7 @@ type jobRow struct {
 	ResolvedMs    int64
 	ResolvedBy    string
 	Note          string
+	RetryMs       int64
 }
 
 func jobToRow(j *push.Job) jobRow {
@@ -154,7 +155,7 @@ func (r jobRow) job() push.Job {
 		State:   push.State(r.State), Cost: r.Cost, Attempts: r.Attempts, Error: r.Error, PlatformIndex: r.PlatformIndex,
 		IdempotencyKey: r.IdemKey, CreatedAt: fromMs(r.CreatedMs), UpdatedAt: fromMs(r.UpdatedMs),
 		StartedAt: fromMs(r.StartedMs), FinishedAt: fromMs(r.FinishedMs), ExpiresAt: fromMs(r.ExpiresMs),
-		ResolvedAt: fromMs(r.ResolvedMs), ResolvedBy: r.ResolvedBy, Note: r.Note,
+		ResolvedAt: fromMs(r.ResolvedMs), ResolvedBy: r.ResolvedBy, Note: r.Note, RetryAt: fromMs(r.RetryMs),
 	}
 }
 

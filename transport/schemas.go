@@ -146,7 +146,7 @@ func newSchemaParts(l push.Limits) schemaParts {
 		jobID:    str("The job's id: track the job with GET /api/openapi/queue/{id}.").with("format", "uuid"),
 		code0:    integer("0: the request was accepted. Then read the status of each message.").with("const", 0),
 		msg:      str("Empty on success; otherwise a human-readable note (a batch's counts, why a send is pending)."),
-		errText:  str("Why the message was not delivered, or why its delivery is uncertain (the platform's reason)."),
+		errText:  str("Why the message was not delivered, or why its delivery is uncertain (the platform's reason); while a running job waits to retry a platform call that sent nothing, what failed and when it is tried again."),
 	}
 }
 

@@ -16,9 +16,10 @@ import (
 )
 
 // nodeParts are the optional parts of a node beside its engine: the
-// HTTP front (serve, demo) and the metrics (serve), and where people and
+// HTTP front (serve, demo) and the metrics (serve), where people and
 // platforms reach the node (serve's --public-url), which the bots'
-// receivers register their webhooks at.
+// receivers register their webhooks at, and the settings of its workers
+// beside their number (serve, worker).
 type nodeParts struct {
 	http      *transport.Options
 	metrics   *metrics.Options
@@ -27,6 +28,9 @@ type nodeParts struct {
 	// createDB lets the command create a SQLite database that is not
 	// there (serve, demo, bench); without it a missing file is refused.
 	createDB bool
+	// botConcurrency caps a bot's jobs being sent at once (0: the
+	// engine's default).
+	botConcurrency int
 }
 
 // openNode opens the store and builds (but does not start) the node the
@@ -65,6 +69,7 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		HTTP:              parts.http,
 		Sessions:          parts.sessions,
 		Receivers:         push.Receivers{PublicURL: parts.publicURL},
+		BotConcurrency:    parts.botConcurrency,
 	}
 	if ef.redis != "" {
 		if c.Redis, err = ef.redisOptions(); err != nil {
@@ -78,10 +83,11 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 // herald worker: the engine's, and its workers, drain timeout and profiles.
 type nodeFlags struct {
 	engineFlags
-	workers   int
-	drain     time.Duration
-	pprofAddr string
-	publicURL string
+	workers        int
+	botConcurrency int
+	drain          time.Duration
+	pprofAddr      string
+	publicURL      string
 }
 
 // register defines the flags; workersUsage tells what --workers means to
@@ -89,6 +95,7 @@ type nodeFlags struct {
 func (nf *nodeFlags) register(fs *flag.FlagSet, workersUsage string) {
 	nf.engineFlags.register(fs)
 	fs.IntVar(&nf.workers, "workers", 8, workersUsage)
+	fs.IntVar(&nf.botConcurrency, "bot-concurrency", 0, "most jobs of one bot sent at once, across every node with --redis, so that one bot whose platform is slow or down cannot take every worker (0: a quarter of --workers, at least 1; -1: no cap)")
 	fs.DurationVar(&nf.drain, "drain-timeout", 15*time.Second, "on SIGTERM, how long running sends may take to finish")
 	fs.StringVar(&nf.pprofAddr, "pprof-addr", "", "serve Go's runtime profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (loopback only; empty: off)")
 	fs.StringVar(&nf.publicURL, "public-url", "", "where people and platforms reach the service, e.g. https://herald.example.com: the links it gives and the webhooks its bots' receivers register with platforms (Telegram) are under it; give every node the same (serve: an https URL also makes the session cookie Secure behind a TLS-terminating proxy)")
@@ -110,6 +117,9 @@ func (nf *nodeFlags) public() (string, error) {
 // engine is not started; close, which closing the node needs, also stops
 // the profiles.
 func (nf *nodeFlags) open(ctx context.Context, stdout, stderr io.Writer, parts nodeParts) (n *node.Node, close func(), log *slog.Logger, err error) {
+	if nf.botConcurrency < -1 {
+		return nil, nil, nil, fmt.Errorf("--bot-concurrency %d: give the most jobs of one bot sent at once, 0 for a quarter of --workers, or -1 for no cap", nf.botConcurrency)
+	}
 	log, err = nf.logger(stderr)
 	if err != nil {
 		return nil, nil, nil, err
@@ -123,6 +133,7 @@ func (nf *nodeFlags) open(ctx context.Context, stdout, stderr io.Writer, parts n
 	if parts.publicURL, err = nf.public(); err != nil {
 		return nil, nil, nil, err
 	}
+	parts.botConcurrency = nf.botConcurrency
 	n, err = openNode(ctx, &nf.engineFlags, nf.workers, log, parts)
 	if err != nil {
 		stopPprof()

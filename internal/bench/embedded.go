@@ -120,6 +120,9 @@ func startEmbedded(ctx context.Context, cfg *Config, id string) (_ *embedded, er
 		"--rate-limit", "0",
 		"--backlog-bot", bigBacklog, "--backlog-total", bigBacklog,
 		"--pacing=false",
+		// The load comes from one account's one or two bots: the cap that
+		// keeps one bot from taking every worker would measure itself.
+		"--bot-concurrency", "-1",
 		"--log-level", cfg.LogLevel,
 		"--points=" + strconv.FormatBool(cfg.Points),
 	}

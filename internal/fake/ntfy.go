@@ -19,12 +19,20 @@ import (
 // topic), the message size limit (a longer body becomes a file attachment,
 // or 400 40014 when attachments are off; next to an attachment URL it is
 // cut at the limit), the JSON body limit of twice the message limit, and
-// ntfy's error shape {"code","http","error","link"}, and GET /v1/account,
+// ntfy's error shape {"code","http","error","link"}, and ntfy's limit on
+// failed authentications (a bucket of 30 per client address, one back
+// per minute; an empty bucket answers every request that carries
+// credentials, right or wrong, with 429 42909), and GET /v1/account,
 // which names the authenticated user ("*" for anonymous).
 type Ntfy struct {
 	simpleServer
 
-	noAuth      bool // a server without auth-file: credentials are ignored
+	noAuth bool // a server without auth-file: credentials are ignored
+
+	authBurst    float64   // the bucket of failed authentications: its size,
+	authTokens   float64   // what is left,
+	authRefilled time.Time // and when it was last topped up
+
 	limit       int
 	attachments bool
 	tokens      map[string]string          // token -> user
@@ -61,9 +69,39 @@ func NewNtfy(tb testing.TB) *Ntfy {
 		users:       make(map[string]string),
 		protected:   make(map[string]map[string]bool),
 		topicRe:     regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`),
+		authBurst:   ntfyAuthFailureBurst,
+		authTokens:  ntfyAuthFailureBurst,
 	}
 	f.start(tb, f.serve)
 	return f
+}
+
+// ntfy's defaults for failed authentications: visitor-auth-failure-limit-burst
+// and visitor-auth-failure-limit-replenish. The fake serves one address
+// (loopback), so one bucket.
+const (
+	ntfyAuthFailureBurst     = 30
+	ntfyAuthFailureReplenish = time.Minute
+)
+
+// SetAuthFailureLimit sets how many failed authentications the server
+// takes before it answers 429 42909 (ntfy's default is 30), and fills the
+// bucket.
+func (f *Ntfy) SetAuthFailureLimit(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.authBurst, f.authTokens, f.authRefilled = float64(n), float64(n), time.Now()
+}
+
+// authAllowedLocked tops the bucket of failed authentications up and
+// reports whether it has one left.
+func (f *Ntfy) authAllowedLocked() bool {
+	now := time.Now()
+	if !f.authRefilled.IsZero() {
+		f.authTokens = min(f.authBurst, f.authTokens+float64(now.Sub(f.authRefilled))/float64(ntfyAuthFailureReplenish))
+	}
+	f.authRefilled = now
+	return f.authTokens >= 1
 }
 
 // SetMessageLimit sets the server's message-size-limit in bytes.
@@ -150,7 +188,11 @@ func (f *Ntfy) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 		ntfyError(w, http.StatusNotFound, 40401, "page not found")
 		return
 	}
-	user, ok := f.authenticate(r)
+	user, ok, limited := f.authenticate(r)
+	if limited {
+		ntfyError(w, http.StatusTooManyRequests, 42909, "limit reached: too many auth failures")
+		return
+	}
 	if !ok {
 		ntfyError(w, http.StatusUnauthorized, 40101, "unauthorized")
 		return
@@ -247,11 +289,15 @@ func (f *Ntfy) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	writeJSONAnswer(w, http.StatusOK, ans)
 }
 
-// account answers GET /v1/account: 401 for unknown credentials, else the
-// user's name and role (ntfy's "*" and "anonymous" without credentials or
-// on a server without access control).
+// account answers GET /v1/account: 401 for unknown credentials (429 once
+// too many failed), else the user's name and role (ntfy's "*" and
+// "anonymous" without credentials or on a server without access control).
 func (f *Ntfy) account(w http.ResponseWriter, r *http.Request) {
-	user, ok := f.authenticate(r)
+	user, ok, limited := f.authenticate(r)
+	if limited {
+		ntfyError(w, http.StatusTooManyRequests, 42909, "limit reached: too many auth failures")
+		return
+	}
 	if !ok {
 		ntfyError(w, http.StatusUnauthorized, 40101, "unauthorized")
 		return
@@ -264,29 +310,41 @@ func (f *Ntfy) account(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate reads Bearer or Basic credentials (or none). It reports
-// false for credentials the server does not know.
-func (f *Ntfy) authenticate(r *http.Request) (string, bool) {
-	f.mu.Lock()
-	noAuth := f.noAuth
-	f.mu.Unlock()
-	if noAuth {
-		return "", true
-	}
+// false for credentials the server does not know, and limited, without
+// looking at them, when too many credentials failed lately.
+func (f *Ntfy) authenticate(r *http.Request) (user string, ok, limited bool) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
-		if a := r.URL.Query().Get("auth"); a != "" {
-			dec, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(a, "="))
-			if err != nil {
-				return "", false
-			}
-			h = string(dec)
-		}
+		h = r.URL.Query().Get("auth")
 	}
 	if h == "" {
-		return "", true
+		return "", true, false
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.noAuth {
+		return "", true, false
+	}
+	if !f.authAllowedLocked() {
+		return "", false, true
+	}
+	user, ok = f.credentialsLocked(r)
+	if !ok {
+		f.authTokens--
+	}
+	return user, ok, false
+}
+
+// credentialsLocked checks the request's credentials.
+func (f *Ntfy) credentialsLocked(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		dec, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(r.URL.Query().Get("auth"), "="))
+		if err != nil {
+			return "", false
+		}
+		h = string(dec)
+	}
 	if tok, ok := strings.CutPrefix(h, "Bearer "); ok {
 		u, known := f.tokens[tok]
 		return u, known

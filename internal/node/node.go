@@ -46,6 +46,10 @@ type Config struct {
 	// Workers is the number of jobs sent at once (0: none, with Redis: an
 	// API-only node).
 	Workers int
+	// BotConcurrency caps the jobs of one bot sent at once, across the
+	// nodes with Redis (0: a quarter of Workers, at least 1; negative: no
+	// cap). See push.Options.BotConcurrency.
+	BotConcurrency int
 
 	// The engine's settings (see push.Options).
 	Limits            push.Limits
@@ -137,6 +141,7 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 		LegacyKeyPrefixes: c.LegacyKeyPrefixes,
 		AuthRecheck:       c.AuthRecheck,
 		RetryBackoff:      c.RetryBackoff,
+		BotConcurrency:    c.BotConcurrency,
 		Passwords:         c.Passwords,
 		Sessions:          c.Sessions,
 		Receivers:         c.Receivers,

@@ -73,6 +73,13 @@ func defaultBackend(tb testing.TB) Backend {
 	}
 }
 
+// DefaultBackend returns the backend New uses unless told otherwise: the
+// one HERALD_TEST_BACKEND names, SQLite when it is unset.
+func DefaultBackend(tb testing.TB) Backend {
+	tb.Helper()
+	return defaultBackend(tb)
+}
+
 // Herald is a running Herald for one test: a node assembled as herald
 // serve assembles it (see package node), on the test's backend, with its
 // HTTP front on an httptest server. Its helpers take the testing.TB to

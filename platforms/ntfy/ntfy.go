@@ -233,13 +233,24 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	return push.Receipt{}, classify(resp, ans)
 }
 
+// authFailureLimit is ntfy's code for "limit reached: too many auth
+// failures": the server refuses every request with credentials from this
+// address, right or wrong, until failures age out.
+const authFailureLimit = 42909
+
 // classify maps an ntfy error answer to an outcome. A 429 (42901 too many
 // requests, 42908 daily message quota, …) was refused before publishing;
 // ntfy gives no wait hint unless a proxy in front of it adds Retry-After.
+// 42909 is definitive: retrying only extends the lockout, and its cause
+// is a bot with wrong credentials.
 func classify(resp *httpcall.Response, ans answer) error {
 	code := strconv.Itoa(ans.Code)
 	if ans.Code == 0 {
 		code = strconv.Itoa(resp.Status)
+	}
+	if ans.Code == authFailureLimit {
+		return push.DefinitiveError(code, "%s: the server locks out this address after too many failed authentications, for every bot on it: "+
+			"check the token, or user and password, of the bots on this server (one with wrong credentials causes it), then send again once the failures have aged out (ntfy forgives one a minute)", ans.Error)
 	}
 	hint := ""
 	switch resp.Status {

@@ -104,6 +104,43 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
+// TestAuthFailureLockout: after too many failed authentications ntfy
+// answers 429 42909 to every bot on the server, right credentials or
+// wrong; Herald fails the job at once, pointing at the credentials,
+// instead of retrying into a longer lockout.
+func TestAuthFailureLockout(t *testing.T) {
+	h := testkit.New(t)
+	f := fake.NewNtfy(t)
+	f.SetAuthFailureLimit(3)
+	f.Protect("private")
+	token := f.AddUser("phil", "s3cret-pass", "private")
+	acct := h.Account(t, "acme")
+	bad := h.PlatformBot(t, acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "private", "token": "tk_wrongwrongwrongwrongwrongwro"})
+	good := h.PlatformBot(t, acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "private", "token": token})
+	for range 3 {
+		if j := h.SendNoTarget(t, acct.ID, bad.ID, push.Message{Content: "hello"}); j.State != push.StateFailed || !strings.Contains(j.Error, "(code 40101)") {
+			t.Fatalf("bad credentials: job %s %q, want failed 40101", j.State, j.Error)
+		}
+	}
+	for _, bot := range []push.Bot{good, bad} {
+		before := f.Requests()
+		j := h.SendNoTarget(t, acct.ID, bot.ID, push.Message{Content: "hello"})
+		if j.State != push.StateFailed || j.Attempts != 1 || strings.Count(j.Error, "(code 42909)") != 1 || !strings.Contains(j.Error, "check the token, or user and password") {
+			t.Fatalf("locked out: job %s after %d attempts %q, want failed at once with 42909 and a hint to check the credentials", j.State, j.Attempts, j.Error)
+		}
+		if strings.Contains(j.Error, token) || strings.Contains(j.Error, "tk_wrong") {
+			t.Fatalf("the job's error %q shows a credential", j.Error)
+		}
+		time.Sleep(100 * time.Millisecond) // a retry, if there were one, would arrive now
+		if got := f.Requests() - before; got != 1 {
+			t.Fatalf("the server saw %d requests for the job, want 1", got)
+		}
+	}
+	if n := len(f.Messages()); n != 0 {
+		t.Fatalf("ntfy published %d messages while locking out", n)
+	}
+}
+
 func TestErrorClasses(t *testing.T) {
 	h := testkit.New(t, testkit.WithLimits(push.Limits{AttemptTimeout: 300 * time.Millisecond, SyncWait: 5 * time.Second}))
 	acct := h.Account(t, "acme")
