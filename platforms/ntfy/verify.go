@@ -57,6 +57,10 @@ func (p *Provider) Verify(ctx context.Context, raw json.RawMessage) error {
 		return push.DefinitiveError(strconv.Itoa(ans.Code), "ntfy refused the %s (%s): check them on the server (ntfy token list, ntfy user list)", what, ans.Error)
 	case resp.Status == http.StatusNotFound:
 		return push.ErrCannotVerify // a server before ntfy 2.0
+	case (resp.Status == http.StatusTooManyRequests || resp.Status >= 500) && jerr == nil && ans.Error != "":
+		// 42909: too many failed authentications from this address.
+		return &push.SendError{Outcome: push.OutcomeRetryable, Code: strconv.Itoa(ans.Code),
+			Message: "ntfy could not check the credentials now (HTTP " + strconv.Itoa(resp.Status) + "): " + ans.Error}
 	case resp.Status == http.StatusTooManyRequests || resp.Status >= 500:
 		return &push.SendError{Outcome: push.OutcomeRetryable, Code: strconv.Itoa(resp.Status),
 			Message: "HTTP " + strconv.Itoa(resp.Status) + " from the ntfy server or a proxy in front of it"}

@@ -44,6 +44,13 @@ func TestVerify(t *testing.T) {
 			f.Fail(fake.Fault{Status: 502, Body: "<html>Bad Gateway</html>"})
 			return ntfy.Config{Token: tok}, tok
 		}, ptr(push.OutcomeRetryable), false, nil},
+		// After too many failed authentications ntfy answers 429 to any
+		// credentials, right or wrong: that refuses nothing.
+		{"too many failed authentications", func(f *fake.Ntfy) (ntfy.Config, string) {
+			tok := f.AddUser("ada", "pw-ada-secret", "alerts")
+			f.SetAuthFailureLimit(0)
+			return ntfy.Config{Token: tok}, tok
+		}, ptr(push.OutcomeRetryable), false, []string{"HTTP 429", "42909"}},
 		{"server down", func(f *fake.Ntfy) (ntfy.Config, string) {
 			tok := f.AddUser("ada", "pw-ada-secret", "alerts")
 			f.Close()
