@@ -3,6 +3,7 @@ package push
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 )
@@ -124,12 +125,17 @@ func (e *Engine) verify(ctx context.Context, platform string, config json.RawMes
 	if err == nil {
 		return true, nil
 	}
+	if errors.Is(err, ErrCannotVerify) {
+		return false, nil
+	}
 	se := AsSendError(err)
 	if se.Outcome == OutcomeDefinitive {
 		return false, &Error{Kind: Invalid, Reason: "credentials_refused", Field: FieldConfig, Err: err,
-			Message: platform + " refused the credentials: " + se.Error() + ": check them in the platform's console; nothing was saved"}
+			Message: platform + " refused the credentials: " + se.Error() + "; nothing was saved"}
 	}
-	return false, &Error{Kind: PlatformFailed, Reason: "platform_unreachable", Err: err,
+	// The platform could not be asked: a dependency is down (503), not a
+	// failed send, and not the caller's mistake.
+	return false, &Error{Kind: Unavailable, Reason: "platform_unreachable", Err: err, RetryAfter: se.RetryAfter,
 		Message: platform + " could not be asked to verify the credentials: " + se.Error() + ": try again, or save without verifying"}
 }
 
@@ -144,25 +150,34 @@ func (s *BotService) Verify(ctx context.Context, p Principal, id int64) (bool, e
 
 // Update renames a bot or replaces its credentials, keeping its id.
 func (s *BotService) Update(ctx context.Context, p Principal, id int64, u BotUpdate) (Bot, error) {
+	b, _, err := s.UpdateVerified(ctx, p, id, u)
+	return b, err
+}
+
+// UpdateVerified is Update that also reports whether the platform
+// verified the new credentials (false when u.Verify is false, or when the
+// platform cannot verify them without sending).
+func (s *BotService) UpdateVerified(ctx context.Context, p Principal, id int64, u BotUpdate) (Bot, bool, error) {
 	e := s.e
 	b, err := s.Get(ctx, p, id)
 	if err != nil {
-		return Bot{}, err
+		return Bot{}, false, err
 	}
+	verified := false
 	if u.Name != nil {
 		if err := validateName("bot", *u.Name); err != nil {
-			return Bot{}, err
+			return Bot{}, false, err
 		}
 		b.Name = *u.Name
 	}
 	what := "name"
 	if u.Config != nil {
 		if b.Config, err = e.validateConfig(b.Platform, u.Config); err != nil {
-			return Bot{}, err
+			return Bot{}, false, err
 		}
 		if u.Verify {
-			if _, err := e.verify(ctx, b.Platform, b.Config); err != nil {
-				return Bot{}, err
+			if verified, err = e.verify(ctx, b.Platform, b.Config); err != nil {
+				return Bot{}, false, err
 			}
 		}
 		what = "credentials"
@@ -176,9 +191,9 @@ func (s *BotService) Update(ctx context.Context, p Principal, id int64, u BotUpd
 	})
 	e.catalog.forget()
 	if err != nil {
-		return Bot{}, err
+		return Bot{}, false, err
 	}
-	return b, nil
+	return b, verified, nil
 }
 
 // Delete deletes a bot: its queued jobs are canceled and their points

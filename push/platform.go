@@ -43,10 +43,17 @@ type BotMessageValidator interface {
 // token fetch, a dry check). The engine calls it before it saves new
 // credentials, when asked to. Its error is a *SendError: Definitive when
 // the platform refused the credentials, Retryable or Uncertain when it
-// could not be asked.
+// could not be asked. A platform that can verify some configs only (a
+// WeCom robot webhook has no authenticated call that sends nothing)
+// returns ErrCannotVerify for the others: the engine then reports the
+// credentials as not verified, without refusing them.
 type Verifier interface {
 	Verify(ctx context.Context, config json.RawMessage) error
 }
+
+// ErrCannotVerify is what a Verifier returns for a config whose
+// credentials the platform has no way to check without sending.
+var ErrCannotVerify = errors.New("the platform cannot verify these credentials without sending")
 
 // PlatformInfo describes a platform.
 type PlatformInfo struct {

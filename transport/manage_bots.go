@@ -121,11 +121,11 @@ func (s *Server) updateBot(w http.ResponseWriter, req bunrouter.Request) error {
 		return push.Errorf(push.Invalid, "nothing_to_change", "give a new name, a new config, or both")
 	}
 	verify := orTrue(body.Verify) && body.Config != nil
-	b, err := s.eng.Bots().Update(req.Context(), principal(req), id, push.BotUpdate{Name: body.Name, Config: body.Config, Verify: verify})
+	b, verified, err := s.eng.Bots().UpdateVerified(req.Context(), principal(req), id, push.BotUpdate{Name: body.Name, Config: body.Config, Verify: verify})
 	if err != nil {
 		return err
 	}
-	writeOK(w, http.StatusOK, "", botSavedView{Bot: newBotView(b), Verified: verify && s.verifies(b.Platform)})
+	writeOK(w, http.StatusOK, "", botSavedView{Bot: newBotView(b), Verified: verified})
 	return nil
 }
 
@@ -262,7 +262,8 @@ func (s *Server) botSection() section {
 			ID: "createBot", Tag: "bots", Body: "BotCreateRequest",
 			Description: "Makes a bot on a platform with its config (credentials and options; see GET /api/manage/v1/platforms). " +
 				"Unless verify is false, the platform is first asked to verify the credentials with its cheapest authenticated call (Telegram's getMe, a token fetch): " +
-				"credentials it refuses are 400 credentials_refused, and nothing is saved.",
+				"credentials it refuses are 400 credentials_refused, a platform that cannot be asked is 503 platform_unreachable, and in both cases nothing is saved. " +
+				"Platforms with no such call (push relays, WeCom robots) answer verified false.",
 			BodyExample: map[string]any{"platform": "telegram", "name": "alerts", "config": map[string]any{"token": "123456789:AA…"}},
 			Answers: []Answer{okAnswer(201, "The bot, and whether the platform verified its credentials.", "BotSavedResponse",
 				map[string]any{"code": 0, "message": "", "data": map[string]any{"bot": exBot, "verified": true}})},
@@ -274,7 +275,8 @@ func (s *Server) botSection() section {
 		}, Handler: s.getBot},
 		{Method: http.MethodPatch, Path: managePrefix + "/bots/:id", Summary: "Rename a bot or replace its credentials", Auth: true, Browser: true, Doc: Doc{
 			ID: "updateBot", Tag: "bots", Params: []Param{idParam("bot")}, Body: "BotUpdateRequest",
-			Description: "Renames a bot and/or replaces its whole config, keeping its id, targets and jobs. New credentials are verified first (unless verify is false) " +
+			Description: "Renames a bot and/or replaces its whole config, keeping its id, targets and jobs. New credentials are verified first (unless verify is false; " +
+				"400 credentials_refused or 503 platform_unreachable change nothing) " +
 				"and are used for the next platform call on every node within a second; sends under way finish with the old ones.",
 			BodyExample: map[string]any{"config": map[string]any{"token": "123456789:BB…"}},
 			Answers:     []Answer{okAnswer(200, "The bot.", "BotSavedResponse", nil)}, Errors: []int{400, 404, 413},

@@ -140,7 +140,7 @@ func objectSchemas() map[string]Schema {
 			req("name", str("Its name, the platform of a bot.")),
 			req("targets", boolean("True when its bots send to bound targets; false when a bot has one destination.")),
 			req("targetTypes", array(str("").with("enum", []string{"user", "group"}), "The target types it can bind.")),
-			req("verifies", boolean("True when it can verify a bot's credentials with the platform."))),
+			req("verifies", boolean("True when it can verify bot credentials with the platform without sending (some configs may still be unverifiable: a WeCom robot, an ntfy bot without credentials)."))),
 	}
 	out := make(map[string]Schema, 4*len(objects))
 	for name, s := range objects {

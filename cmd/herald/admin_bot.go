@@ -12,7 +12,7 @@ import (
 
 func botCommands() []adminEntry {
 	return []adminEntry{
-		{"bot", "create", "--account ID --platform P --name N --config JSON", func() adminCmd { return &botCreate{} }},
+		{"bot", "create", "--account ID --platform P --name N --config JSON [--verify]", func() adminCmd { return &botCreate{} }},
 		{"bot", "list", "--account ID", func() adminCmd { return &botList{} }},
 		{"bot", "update", "--id ID [--name N] [--config JSON [--verify]]", func() adminCmd { return &botUpdate{} }},
 		{"bot", "verify", "--id ID", func() adminCmd { return &botVerify{} }},
@@ -36,6 +36,7 @@ func botJSON(b push.Bot) botOut {
 type botCreate struct {
 	account                int64
 	platform, name, config string
+	verify                 bool
 }
 
 func (c *botCreate) flags(fs *flag.FlagSet) {
@@ -43,6 +44,7 @@ func (c *botCreate) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.platform, "platform", "", "platform, e.g. telegram")
 	fs.StringVar(&c.name, "name", "", "bot name")
 	fs.StringVar(&c.config, "config", "{}", "the platform's bot config as JSON (credentials; never printed)")
+	fs.BoolVar(&c.verify, "verify", false, "verify the credentials with the platform before saving")
 }
 
 func (c *botCreate) run(ctx context.Context, n *node.Node) (any, error) {
@@ -52,8 +54,21 @@ func (c *botCreate) run(ctx context.Context, n *node.Node) (any, error) {
 	if err := need("platform", c.platform != ""); err != nil {
 		return nil, err
 	}
+	verified := false
+	if c.verify {
+		var err error
+		if verified, err = n.Engine.Bots().Check(ctx, push.System(), c.platform, json.RawMessage(c.config)); err != nil {
+			return nil, err
+		}
+	}
 	b, err := n.Engine.Bots().Create(ctx, push.System(), push.Bot{AccountID: c.account, Platform: c.platform, Name: c.name, Config: json.RawMessage(c.config)})
-	return botJSON(b), err
+	if err != nil || !c.verify {
+		return botJSON(b), err
+	}
+	return struct {
+		botOut
+		Verified bool `json:"verified"`
+	}{botJSON(b), verified}, nil
 }
 
 type botList struct{ account int64 }
@@ -103,15 +118,14 @@ func (c *botUpdate) run(ctx context.Context, n *node.Node) (any, error) {
 	if c.config.set {
 		u.Config = json.RawMessage(c.config.v)
 	}
-	b, err := n.Engine.Bots().Update(ctx, push.System(), c.id, u)
+	b, verified, err := n.Engine.Bots().UpdateVerified(ctx, push.System(), c.id, u)
 	if err != nil {
 		return nil, err
 	}
-	_, verifies := platformOf(n, b.Platform).(push.Verifier)
 	return struct {
 		botOut
 		Verified bool `json:"verified"`
-	}{botJSON(b), c.verify && verifies}, nil
+	}{botJSON(b), verified}, nil
 }
 
 type botVerify struct{ id int64 }
@@ -150,10 +164,4 @@ func (c *botDelete) run(ctx context.Context, n *node.Node) (any, error) {
 		return nil, err
 	}
 	return canceledOut{c.id, canceled}, nil
-}
-
-// platformOf returns the node's platform of that name, or nil.
-func platformOf(n *node.Node, name string) push.Platform {
-	p, _ := n.Engine.Platform(name)
-	return p
 }

@@ -68,7 +68,9 @@ func (s *adminServe) tokenOf(t *testing.T, text string) string {
 
 // TestAdminBotUpdate: new credentials given with bot update are what the
 // next sends use; a malformed config is refused and the sends go on with
-// the current token; the bot is renamed; no output shows a token.
+// the current token, and so are credentials Telegram refuses when they are
+// verified; the bot is renamed; the saved token verifies; no output shows
+// a token.
 func TestAdminBotUpdate(t *testing.T) {
 	s := startAdminServe(t, nil, "--pacing=false")
 	if status, _ := s.send(t, 1, "first"); status != http.StatusOK || s.tokenOf(t, "first") != s.token {
@@ -76,8 +78,8 @@ func TestAdminBotUpdate(t *testing.T) {
 	}
 	newToken := s.tg.NewBot()
 	s.secret(newToken, strings.Split(newToken, ":")[1])
-	got := s.run(t, "bot", "update", "--id", "1", "--config", s.config(newToken, ""), "--name", "alerts-2")
-	if !cmp.Equal(got, map[string]any{"id": 1.0, "account": 1.0, "platform": "telegram", "name": "alerts-2", "verified": false}) {
+	got := s.run(t, "bot", "update", "--id", "1", "--verify", "--config", s.config(newToken, ""), "--name", "alerts-2")
+	if !cmp.Equal(got, map[string]any{"id": 1.0, "account": 1.0, "platform": "telegram", "name": "alerts-2", "verified": true}) {
 		t.Fatalf("bot update printed %v", got)
 	}
 	// Another process changed the bot: serve sees it within a second.
@@ -102,6 +104,15 @@ func TestAdminBotUpdate(t *testing.T) {
 			t.Fatalf("the refused config %s changed the database", bad)
 		}
 	}
+	// A token Telegram does not know, with --verify: refused, nothing
+	// saved.
+	wrong := strings.Split(newToken, ":")[0] + ":" + strings.Repeat("w", 35)
+	s.secret(strings.Repeat("w", 35))
+	snap := s.snapshot(t)
+	s.refused(t, nil, []string{"bot", "update", "--id", "1", "--verify", "--config", s.config(wrong, "")}, "Telegram refused the bot token", "(credentials_refused)")
+	if s.snapshot(t) != snap {
+		t.Fatal("the refused credentials changed the database")
+	}
 	time.Sleep(1100 * time.Millisecond) // past serve's recheck of the catalog
 	if status, _ := s.send(t, 1, "after the refusal"); status != http.StatusOK || s.tokenOf(t, "after the refusal") != newToken {
 		t.Fatalf("after the refused update: %d, token changed", status)
@@ -109,7 +120,7 @@ func TestAdminBotUpdate(t *testing.T) {
 	if list := itemsOf(t, s.run(t, "bot", "list", "--account", "1")); len(list) != 1 || list[0]["name"] != "alerts-2" {
 		t.Fatalf("bot list %v", list)
 	}
-	if v := s.run(t, "bot", "verify", "--id", "1"); !cmp.Equal(v, map[string]any{"id": 1.0, "verified": false}) {
+	if v := s.run(t, "bot", "verify", "--id", "1"); !cmp.Equal(v, map[string]any{"id": 1.0, "verified": true}) {
 		t.Fatalf("bot verify printed %v", v)
 	}
 	if out := s.p.Output(); strings.Contains(out, s.token) || strings.Contains(out, newToken) {
@@ -185,5 +196,28 @@ func TestAdminDeleteAndUnbind(t *testing.T) {
 				t.Fatalf("balance %v after a second %s", a["points"], tt.name)
 			}
 		})
+	}
+}
+
+// TestAdminBotCreateVerify: bot create --verify asks Telegram first: a
+// token it refuses exits 1 and makes no bot, a token it knows makes the
+// bot and prints verified true.
+func TestAdminBotCreateVerify(t *testing.T) {
+	d := newAdminDB(t)
+	tg := fake.NewTelegram(t)
+	d.run(t, "account", "create", "--name", "acme")
+	wrongSecret := strings.Repeat("w", 35)
+	d.secret(wrongSecret)
+	wrong := `{"token":"7000000999:` + wrongSecret + `","api_base":"` + tg.URL() + `"}`
+	d.refused(t, nil, []string{"bot", "create", "--account", "1", "--platform", "telegram", "--name", "alerts", "--config", wrong, "--verify"},
+		"Telegram refused the bot token", "(credentials_refused)")
+	if list := itemsOf(t, d.run(t, "bot", "list", "--account", "1")); len(list) != 0 {
+		t.Fatalf("the refused bot was made: %v", list)
+	}
+	token := tg.NewBot()
+	d.secret(strings.Split(token, ":")[1])
+	got := d.run(t, "bot", "create", "--account", "1", "--platform", "telegram", "--name", "alerts", "--config", `{"token":"`+token+`","api_base":"`+tg.URL()+`"}`, "--verify")
+	if !cmp.Equal(got, map[string]any{"id": 1.0, "account": 1.0, "platform": "telegram", "name": "alerts", "verified": true}) {
+		t.Fatalf("bot create --verify printed %v", got)
 	}
 }

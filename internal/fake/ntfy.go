@@ -22,9 +22,12 @@ import (
 // ntfy's error shape {"code","http","error","link"}, and ntfy's limit on
 // failed authentications (a bucket of 30 per client address, one back
 // per minute; an empty bucket answers every request that carries
-// credentials, right or wrong, with 429 42909).
+// credentials, right or wrong, with 429 42909), and GET /v1/account,
+// which names the authenticated user ("*" for anonymous).
 type Ntfy struct {
 	simpleServer
+
+	noAuth bool // a server without auth-file: credentials are ignored
 
 	authBurst    float64   // the bucket of failed authentications: its size,
 	authTokens   float64   // what is left,
@@ -141,6 +144,15 @@ func (f *Ntfy) AddUser(user, password string, topics ...string) string {
 	return token
 }
 
+// DisableAuth makes the fake a server without access control (no
+// auth-file): it ignores any credentials and treats every request as
+// anonymous, as ntfy does.
+func (f *Ntfy) DisableAuth() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noAuth = true
+}
+
 // Messages returns the messages published so far.
 func (f *Ntfy) Messages() []NtfyMessage { return snapshot(&f.mu, &f.messages) }
 
@@ -168,6 +180,10 @@ type ntfyPublish struct {
 }
 
 func (f *Ntfy) serve(w http.ResponseWriter, r *http.Request, body []byte) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/account" {
+		f.account(w, r)
+		return
+	}
 	if r.Method != http.MethodPost && r.Method != http.MethodPut {
 		ntfyError(w, http.StatusNotFound, 40401, "page not found")
 		return
@@ -273,6 +289,26 @@ func (f *Ntfy) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	writeJSONAnswer(w, http.StatusOK, ans)
 }
 
+// account answers GET /v1/account: 401 for unknown credentials (429 once
+// too many failed), else the user's name and role (ntfy's "*" and
+// "anonymous" without credentials or on a server without access control).
+func (f *Ntfy) account(w http.ResponseWriter, r *http.Request) {
+	user, ok, limited := f.authenticate(r)
+	if limited {
+		ntfyError(w, http.StatusTooManyRequests, 42909, "limit reached: too many auth failures")
+		return
+	}
+	if !ok {
+		ntfyError(w, http.StatusUnauthorized, 40101, "unauthorized")
+		return
+	}
+	ans := map[string]any{"username": "*", "role": "anonymous", "limits": map[string]any{"basis": "ip"}}
+	if user != "" {
+		ans["username"], ans["role"] = user, "user"
+	}
+	writeJSONAnswer(w, http.StatusOK, ans)
+}
+
 // authenticate reads Bearer or Basic credentials (or none). It reports
 // false for credentials the server does not know, and limited, without
 // looking at them, when too many credentials failed lately.
@@ -286,6 +322,9 @@ func (f *Ntfy) authenticate(r *http.Request) (user string, ok, limited bool) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.noAuth {
+		return "", true, false
+	}
 	if !f.authAllowedLocked() {
 		return "", false, true
 	}

@@ -193,12 +193,9 @@ type answer struct {
 	Error string `json:"error"`
 }
 
-// Send implements push.Platform.
-func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
-	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
-	if err != nil {
-		return push.Receipt{}, push.DefinitiveError("", "%v", err)
-	}
+// authHeader is the Authorization of a bot's requests: its access token,
+// or its user and password, or none.
+func authHeader(c Config) http.Header {
 	header := http.Header{}
 	switch {
 	case c.Token != "":
@@ -206,7 +203,16 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	case c.User != "":
 		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(c.User+":"+c.Password)))
 	}
-	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.Server, DefaultServer)+"/", publishBody(c, d.Message), header)
+	return header
+}
+
+// Send implements push.Platform.
+func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, error) {
+	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
+	if err != nil {
+		return push.Receipt{}, push.DefinitiveError("", "%v", err)
+	}
+	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.Server, DefaultServer)+"/", publishBody(c, d.Message), authHeader(c))
 	if err != nil {
 		return push.Receipt{}, err
 	}
