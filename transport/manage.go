@@ -223,6 +223,16 @@ func pageView[T, V any](p push.Page[T], conv func(T) V) listView[V] {
 	return out
 }
 
+// writePage answers a list: the page in its views, or err when the list
+// failed.
+func writePage[T, V any](w http.ResponseWriter, p push.Page[T], err error, conv func(T) V) error {
+	if err != nil {
+		return err
+	}
+	writeOK(w, http.StatusOK, "", pageView(p, conv))
+	return nil
+}
+
 // accountParam is an account named by the query (?account=) or by the
 // principal: a member's own account by default.
 func accountParam(req bunrouter.Request) (int64, error) {

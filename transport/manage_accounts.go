@@ -37,11 +37,7 @@ func (s *Server) listAccounts(w http.ResponseWriter, req bunrouter.Request) erro
 		return err
 	}
 	page, err := s.eng.Accounts().List(req.Context(), principal(req), push.AccountFilter{Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newAccountView))
-	return nil
+	return writePage(w, page, err, newAccountView)
 }
 
 func (s *Server) createAccount(w http.ResponseWriter, req bunrouter.Request) error {
@@ -105,11 +101,7 @@ func (s *Server) listLedger(w http.ResponseWriter, req bunrouter.Request) error 
 		return err
 	}
 	page, err := s.eng.Ledger().List(req.Context(), principal(req), push.LedgerFilter{AccountID: acct, Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newLedgerView))
-	return nil
+	return writePage(w, page, err, newLedgerView)
 }
 
 func (s *Server) grantPoints(w http.ResponseWriter, req bunrouter.Request) error {
@@ -135,11 +127,7 @@ func (s *Server) listAudit(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	page, err := s.eng.Audit().List(req.Context(), principal(req), push.AuditFilter{AccountID: acct, Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newAuditView))
-	return nil
+	return writePage(w, page, err, newAuditView)
 }
 
 func (s *Server) listPlatforms(w http.ResponseWriter, req bunrouter.Request) error {

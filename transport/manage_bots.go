@@ -63,11 +63,7 @@ func (s *Server) listBots(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	page, err := s.eng.Bots().List(req.Context(), principal(req), push.BotFilter{AccountID: acct, Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newBotView))
-	return nil
+	return writePage(w, page, err, newBotView)
 }
 
 func (s *Server) createBot(w http.ResponseWriter, req bunrouter.Request) error {
@@ -179,11 +175,7 @@ func (s *Server) listTargets(w http.ResponseWriter, req bunrouter.Request) error
 		return err
 	}
 	page, err := s.eng.Targets().List(req.Context(), principal(req), push.TargetFilter{BotID: id, Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newTargetView))
-	return nil
+	return writePage(w, page, err, newTargetView)
 }
 
 func (s *Server) bindTarget(w http.ResponseWriter, req bunrouter.Request) error {
@@ -412,11 +404,7 @@ func (s *Server) listBindCodes(w http.ResponseWriter, req bunrouter.Request) err
 		return err
 	}
 	page, err := s.eng.BindCodes().List(req.Context(), principal(req), push.BindCodeFilter{BotID: id, Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newBindCodeView))
-	return nil
+	return writePage(w, page, err, newBindCodeView)
 }
 
 func (s *Server) revokeBindCode(w http.ResponseWriter, req bunrouter.Request) error {

@@ -36,11 +36,7 @@ func (s *Server) listManagedJobs(w http.ResponseWriter, req bunrouter.Request) e
 		return err
 	}
 	page, err := s.eng.Jobs().List(req.Context(), principal(req), f)
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newManagedJobView))
-	return nil
+	return writePage(w, page, err, newManagedJobView)
 }
 
 func (s *Server) getManagedJob(w http.ResponseWriter, req bunrouter.Request) error {

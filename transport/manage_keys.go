@@ -32,11 +32,7 @@ func (s *Server) listKeys(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	page, err := s.eng.Keys().List(req.Context(), principal(req), push.KeyFilter{AccountID: acct, Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newKeyView))
-	return nil
+	return writePage(w, page, err, newKeyView)
 }
 
 func (s *Server) createKey(w http.ResponseWriter, req bunrouter.Request) error {

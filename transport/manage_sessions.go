@@ -80,11 +80,7 @@ func (s *Server) listSessions(w http.ResponseWriter, req bunrouter.Request) erro
 	}
 	p := principal(req)
 	page, err := s.eng.Sessions().List(req.Context(), p, push.SessionFilter{Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, func(x push.Session) sessionView { return newSessionView(x, p.SessionID) }))
-	return nil
+	return writePage(w, page, err, func(x push.Session) sessionView { return newSessionView(x, p.SessionID) })
 }
 
 // endSession signs out: the session of the request ("current"), or one of

@@ -44,11 +44,7 @@ func (s *Server) listUsers(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	page, err := s.eng.Users().List(req.Context(), principal(req), push.UserFilter{AccountID: acct, Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newUserView))
-	return nil
+	return writePage(w, page, err, newUserView)
 }
 
 func (s *Server) createUser(w http.ResponseWriter, req bunrouter.Request) error {
@@ -113,11 +109,7 @@ func (s *Server) listInvites(w http.ResponseWriter, req bunrouter.Request) error
 		return err
 	}
 	page, err := s.eng.Invites().List(req.Context(), principal(req), push.InviteFilter{AccountID: acct, Limit: limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	writeOK(w, http.StatusOK, "", pageView(page, newInviteView))
-	return nil
+	return writePage(w, page, err, newInviteView)
 }
 
 func (s *Server) createInvite(w http.ResponseWriter, req bunrouter.Request) error {
