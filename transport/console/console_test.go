@@ -21,7 +21,6 @@ import (
 // browserLike is an HTTP client with a cookie jar, as a browser without
 // JavaScript: it follows redirects and sends forms.
 type browserLike struct {
-	t    *testing.T
 	base string
 	c    *http.Client
 }
@@ -33,7 +32,7 @@ func newBrowserLike(t *testing.T, h *testkit.Herald, token string) *browserLike 
 	if token != "" {
 		jar.SetCookies(u, []*http.Cookie{{Name: transport.SessionCookie, Value: token, Path: "/"}})
 	}
-	return &browserLike{t: t, base: h.Root, c: &http.Client{Jar: jar}}
+	return &browserLike{base: h.Root, c: &http.Client{Jar: jar}}
 }
 
 // page is an answer of the console.
@@ -44,45 +43,45 @@ type page struct {
 	URL    string // after redirects
 }
 
-func (b *browserLike) do(req *http.Request) page {
-	b.t.Helper()
+func (b *browserLike) do(tb testing.TB, req *http.Request) page {
+	tb.Helper()
 	resp, err := b.c.Do(req)
 	if err != nil {
-		b.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+		tb.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return page{Status: resp.StatusCode, Header: resp.Header, Body: string(body), URL: resp.Request.URL.Path}
 }
 
-func (b *browserLike) get(path string) page {
-	b.t.Helper()
+func (b *browserLike) get(tb testing.TB, path string) page {
+	tb.Helper()
 	req, _ := http.NewRequest("GET", b.base+path, nil)
-	return b.do(req)
+	return b.do(tb, req)
 }
 
 // post sends a form with the token the given page's forms carry (from
 // tokenPage; "" sends none), and extra headers.
-func (b *browserLike) post(path string, form url.Values, tokenPage string, header ...string) page {
-	b.t.Helper()
+func (b *browserLike) post(tb testing.TB, path string, form url.Values, tokenPage string, header ...string) page {
+	tb.Helper()
 	if tokenPage != "" {
-		form.Set("csrf", formToken(b.t, b.get(tokenPage).Body))
+		form.Set("csrf", formToken(tb, b.get(tb, tokenPage).Body))
 	}
 	req, _ := http.NewRequest("POST", b.base+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	return b.do(req)
+	return b.do(tb, req)
 }
 
 var tokenRe = regexp.MustCompile(`name="csrf" value="([0-9a-f]{32})"`)
 
-func formToken(t *testing.T, body string) string {
-	t.Helper()
+func formToken(tb testing.TB, body string) string {
+	tb.Helper()
 	m := tokenRe.FindStringSubmatch(body)
 	if m == nil {
-		t.Fatalf("no form token on the page:\n%s", body)
+		tb.Fatalf("no form token on the page:\n%s", body)
 	}
 	return m[1]
 }
@@ -151,7 +150,7 @@ func TestSecurityHeaders(t *testing.T) {
 	b := newBrowserLike(t, h, m.token)
 	for _, path := range append(memberPages(m), "/signin", "/signup", "/nope", "/static/console.css", "/static/console.js") {
 		t.Run(path, func(t *testing.T) {
-			p := b.get(path)
+			p := b.get(t, path)
 			want := map[string]int{"/nope": 404, "/signup": 403}[path] // sign-up is closed by default
 			if want == 0 {
 				want = 200
@@ -190,7 +189,7 @@ func TestEveryFormCarriesItsToken(t *testing.T) {
 	formRe := regexp.MustCompile(`(?s)<form([^>]*)>(.*?)</form>`)
 	forms := 0
 	for _, path := range append(memberPages(m), "/signin", "/signup") {
-		body := b.get(path).Body
+		body := b.get(t, path).Body
 		for _, f := range formRe.FindAllStringSubmatch(body, -1) {
 			if !strings.Contains(f[1], `method="post"`) {
 				continue
@@ -212,7 +211,7 @@ func TestEveryFormCarriesItsToken(t *testing.T) {
 		return len(pg.Items)
 	}
 	before := keys()
-	otherToken := formToken(t, newBrowserLike(t, h, other.token).get("/keys").Body)
+	otherToken := formToken(t, newBrowserLike(t, h, other.token).get(t, "/keys").Body)
 	for _, tc := range []struct {
 		name   string
 		form   url.Values
@@ -225,7 +224,7 @@ func TestEveryFormCarriesItsToken(t *testing.T) {
 		{"from another origin", url.Values{"name": {"x"}, "expires": {"0"}}, "/keys", []string{"Origin", "https://evil.example"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := b.post("/keys", tc.form, tc.page, tc.header...)
+			p := b.post(t, "/keys", tc.form, tc.page, tc.header...)
 			if p.Status != http.StatusForbidden {
 				t.Fatalf("status %d, want 403:\n%s", p.Status, p.Body)
 			}
@@ -238,12 +237,12 @@ func TestEveryFormCarriesItsToken(t *testing.T) {
 		})
 	}
 	// The same form with its token works: the refusals above were the token's.
-	if p := b.post("/keys", url.Values{"name": {"x"}, "expires": {"0"}}, "/keys"); p.Status != http.StatusCreated || keys() != before+1 {
+	if p := b.post(t, "/keys", url.Values{"name": {"x"}, "expires": {"0"}}, "/keys"); p.Status != http.StatusCreated || keys() != before+1 {
 		t.Fatalf("the form with its token: %d, %d keys", p.Status, keys())
 	}
 	// A sign-in form from another site is refused too (login CSRF).
 	anon := newBrowserLike(t, h, "")
-	p := anon.post("/signin", url.Values{"email": {"acme@example.com"}, "password": {testkit.Password}}, "/signin", "Sec-Fetch-Site", "cross-site")
+	p := anon.post(t, "/signin", url.Values{"email": {"acme@example.com"}, "password": {testkit.Password}}, "/signin", "Sec-Fetch-Site", "cross-site")
 	if p.Status != http.StatusForbidden || p.URL != "/signin" {
 		t.Fatalf("cross-site sign-in: %d at %s", p.Status, p.URL)
 	}
@@ -258,7 +257,7 @@ func TestNoCredentialInAnyPage(t *testing.T) {
 	b := newBrowserLike(t, h, m.token)
 	secrets := map[string]string{"bot token": m.botToken, "API key": m.key, "session token": m.token, "bind code": m.bind.Code, "password": testkit.Password}
 	for _, path := range memberPages(m) {
-		body := b.get(path).Body
+		body := b.get(t, path).Body
 		for what, s := range secrets {
 			if strings.Contains(body, s) {
 				t.Errorf("%s shows the %s", path, what)
@@ -266,7 +265,7 @@ func TestNoCredentialInAnyPage(t *testing.T) {
 		}
 	}
 	// A refused credential change shows the form again without the value.
-	p := b.post("/bots/"+strconv.FormatInt(m.bot.ID, 10)+"/credentials", url.Values{"cfg.token": {"123:short"}}, "/bots/"+strconv.FormatInt(m.bot.ID, 10))
+	p := b.post(t, "/bots/"+strconv.FormatInt(m.bot.ID, 10)+"/credentials", url.Values{"cfg.token": {"123:short"}}, "/bots/"+strconv.FormatInt(m.bot.ID, 10))
 	if p.Status != http.StatusBadRequest || strings.Contains(p.Body, "123:short") || !strings.Contains(p.Body, "token") {
 		t.Fatalf("refused credentials: %d\n%s", p.Status, p.Body)
 	}
@@ -331,9 +330,9 @@ func TestMemberCannotOpenAnotherMembersPages(t *testing.T) {
 		t.Run(pattern, func(t *testing.T) {
 			var p page
 			if method == "GET" {
-				p = asB.get(strings.TrimSuffix(path, "{$}"))
+				p = asB.get(t, strings.TrimSuffix(path, "{$}"))
 			} else {
-				p = asB.post(path, url.Values(cloneValues(form)), "/keys")
+				p = asB.post(t, path, url.Values(cloneValues(form)), "/keys")
 			}
 			switch {
 			case strings.Contains(pattern, "{id}") || strings.HasPrefix(path, "/ops/"):
@@ -380,7 +379,7 @@ func TestMemberCannotOpenAnotherMembersPages(t *testing.T) {
 	}
 	asA := newBrowserLike(t, h, a.token)
 	for _, path := range memberPages(a) {
-		if p := asA.get(path); p.Status != http.StatusOK {
+		if p := asA.get(t, path); p.Status != http.StatusOK {
 			t.Errorf("A: %s answers %d", path, p.Status)
 		}
 	}
@@ -399,11 +398,11 @@ func cloneValues(v url.Values) map[string][]string {
 func TestSignedOutVisitor(t *testing.T) {
 	h := newConsole(t)
 	b := newBrowserLike(t, h, "")
-	p := b.get("/jobs?state=failed")
+	p := b.get(t, "/jobs?state=failed")
 	if p.Status != 200 || p.URL != "/signin" || !strings.Contains(p.Body, `name="next" value="/jobs?state=failed"`) {
 		t.Fatalf("signed out: %d at %s\n%s", p.Status, p.URL, p.Body)
 	}
-	if p := b.post("/keys", url.Values{}, "/signin"); p.Status != http.StatusUnauthorized && p.Status != http.StatusForbidden {
+	if p := b.post(t, "/keys", url.Values{}, "/signin"); p.Status != http.StatusUnauthorized && p.Status != http.StatusForbidden {
 		t.Fatalf("a form without a session: %d", p.Status)
 	}
 	// The API is not the console's: its unknown paths keep the JSON 404.

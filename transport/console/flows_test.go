@@ -23,14 +23,14 @@ func TestSendATestMessage(t *testing.T) {
 	h := newConsole(t)
 	m := newMember(t, h, "acme")
 	b := newBrowserLike(t, h, m.token)
-	body := b.get("/targets").Body
+	body := b.get(t, "/targets").Body
 	nonce := regexp.MustCompile(`name="target" value="` + strconv.FormatInt(m.target.ID, 10) + `"><input type="hidden" name="nonce" value="([0-9a-f]{32})"`).FindStringSubmatch(body)
 	if nonce == nil {
 		t.Fatalf("no test form for the target:\n%s", body)
 	}
 	form := url.Values{"target": {strconv.FormatInt(m.target.ID, 10)}, "nonce": {nonce[1]}, "csrf": {formToken(t, body)}}
 	for i := range 2 {
-		p := b.post("/bots/"+strconv.FormatInt(m.bot.ID, 10)+"/test", form, "")
+		p := b.post(t, "/bots/"+strconv.FormatInt(m.bot.ID, 10)+"/test", form, "")
 		if p.Status != http.StatusOK || !strings.HasPrefix(p.URL, "/jobs/") || !strings.Contains(p.Body, "The test message is sent") || !strings.Contains(p.Body, `data-state="succeeded"`) {
 			t.Fatalf("send %d: %d at %s\n%s", i+1, p.Status, p.URL, p.Body)
 		}
@@ -51,24 +51,24 @@ func TestInviteIntoAccount(t *testing.T) {
 	h := newConsole(t, testkit.WithEngineOptions(func(o *push.Options) { o.Sessions.SignUp = push.SignUpInvite }))
 	m := newMember(t, h, "acme")
 	b := newBrowserLike(t, h, m.token)
-	p := b.post("/invites", url.Values{"email": {"grace@example.com"}}, "/people")
+	p := b.post(t, "/invites", url.Values{"email": {"grace@example.com"}}, "/people")
 	code := regexp.MustCompile(`<code id="invite-code">([A-Z0-9]+)</code>`).FindStringSubmatch(p.Body)
 	if p.Status != http.StatusCreated || code == nil || !strings.Contains(p.Body, h.Root+"/signup?invite="+code[1]) {
 		t.Fatalf("invite: %d\n%s", p.Status, p.Body)
 	}
-	if strings.Contains(b.get("/people").Body, code[1]) {
+	if strings.Contains(b.get(t, "/people").Body, code[1]) {
 		t.Fatal("the invite code is shown again")
 	}
 	visitor := newBrowserLike(t, h, "")
-	if p := visitor.get("/signup?invite=" + code[1]); p.Status != 200 || !strings.Contains(p.Body, `value="`+code[1]+`"`) {
+	if p := visitor.get(t, "/signup?invite="+code[1]); p.Status != 200 || !strings.Contains(p.Body, `value="`+code[1]+`"`) {
 		t.Fatalf("the sign-up link: %d\n%s", p.Status, p.Body)
 	}
 	form := url.Values{"email": {"grace@example.com"}, "password": {"another long passphrase"}, "password2": {"another long passphrase"}}
-	if p := visitor.post("/signup", form, "/signup"); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "invite code") {
+	if p := visitor.post(t, "/signup", form, "/signup"); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "invite code") {
 		t.Fatalf("sign-up without the code: %d\n%s", p.Status, p.Body)
 	}
 	form.Set("invite", code[1])
-	if p := visitor.post("/signup", form, "/signup"); p.Status != 200 || p.URL != "/" || !strings.Contains(p.Body, "grace@example.com") {
+	if p := visitor.post(t, "/signup", form, "/signup"); p.Status != 200 || p.URL != "/" || !strings.Contains(p.Body, "grace@example.com") {
 		t.Fatalf("sign-up with the code: %d at %s\n%s", p.Status, p.URL, p.Body)
 	}
 	us, err := h.Engine.Users().List(context.Background(), push.System(), push.UserFilter{AccountID: m.acct.ID})
@@ -78,7 +78,7 @@ func TestInviteIntoAccount(t *testing.T) {
 	// The code works once.
 	again := newBrowserLike(t, h, "")
 	form.Set("email", "eve@example.com")
-	if p := again.post("/signup", form, "/signup"); p.Status != http.StatusForbidden {
+	if p := again.post(t, "/signup", form, "/signup"); p.Status != http.StatusForbidden {
 		t.Fatalf("the code used again: %d", p.Status)
 	}
 }
@@ -95,45 +95,45 @@ func TestOperatorPages(t *testing.T) {
 	m := newMember(t, h, "acme")
 	member := newBrowserLike(t, h, m.token)
 	for _, path := range []string{"/ops/accounts", "/ops/audit"} {
-		if p := member.get(path); p.Status != http.StatusNotFound {
+		if p := member.get(t, path); p.Status != http.StatusNotFound {
 			t.Fatalf("member: %s answers %d", path, p.Status)
 		}
 	}
-	if p := op.post("/ops/accounts", url.Values{"name": {"newco"}}, "/ops/accounts"); p.Status != 200 || !strings.Contains(p.Body, "newco") {
+	if p := op.post(t, "/ops/accounts", url.Values{"name": {"newco"}}, "/ops/accounts"); p.Status != 200 || !strings.Contains(p.Body, "newco") {
 		t.Fatalf("make an account: %d\n%s", p.Status, p.Body)
 	}
 	id := strconv.FormatInt(m.acct.ID, 10)
-	if p := op.post("/ops/accounts/"+id+"/grant", url.Values{"amount": {"50"}, "reason": {"invoice 11"}}, "/ops/accounts"); p.Status != 200 || h.Balance(t, m.acct.ID) != 149 {
+	if p := op.post(t, "/ops/accounts/"+id+"/grant", url.Values{"amount": {"50"}, "reason": {"invoice 11"}}, "/ops/accounts"); p.Status != 200 || h.Balance(t, m.acct.ID) != 149 {
 		t.Fatalf("grant: %d, balance %d\n%s", p.Status, h.Balance(t, m.acct.ID), p.Body)
 	}
-	if p := op.post("/ops/accounts/"+id+"/grant", url.Values{"amount": {"lots"}, "reason": {"x"}}, "/ops/accounts"); p.Status != http.StatusBadRequest || h.Balance(t, m.acct.ID) != 149 {
+	if p := op.post(t, "/ops/accounts/"+id+"/grant", url.Values{"amount": {"lots"}, "reason": {"x"}}, "/ops/accounts"); p.Status != http.StatusBadRequest || h.Balance(t, m.acct.ID) != 149 {
 		t.Fatalf("a bad amount: %d, balance %d", p.Status, h.Balance(t, m.acct.ID))
 	}
-	if p := member.get("/points"); !strings.Contains(p.Body, "invoice 11") {
+	if p := member.get(t, "/points"); !strings.Contains(p.Body, "invoice 11") {
 		t.Fatalf("the grant's reason is not in the member's ledger:\n%s", p.Body)
 	}
-	if p := op.post("/ops/accounts/"+id+"/status", url.Values{"status": {"suspended"}}, "/ops/accounts"); p.Status != 200 || !strings.Contains(p.Body, "suspended") {
+	if p := op.post(t, "/ops/accounts/"+id+"/status", url.Values{"status": {"suspended"}}, "/ops/accounts"); p.Status != 200 || !strings.Contains(p.Body, "suspended") {
 		t.Fatalf("suspend: %d\n%s", p.Status, p.Body)
 	}
-	if p := member.get("/keys"); p.URL != "/signin" || !strings.Contains(p.Body, "Your session has ended") {
+	if p := member.get(t, "/keys"); p.URL != "/signin" || !strings.Contains(p.Body, "Your session has ended") {
 		t.Fatalf("the suspended member's page: %d at %s", p.Status, p.URL)
 	}
-	op.post("/ops/accounts/"+id+"/status", url.Values{"status": {"active"}}, "/ops/accounts")
+	op.post(t, "/ops/accounts/"+id+"/status", url.Values{"status": {"active"}}, "/ops/accounts")
 	if a, err := h.Engine.Accounts().Get(ctx, push.System(), m.acct.ID); err != nil || a.Status != push.AccountActive {
 		t.Fatalf("after activating: %+v %v", a, err)
 	}
-	if p := op.get("/people"); !strings.Contains(p.Body, "acme@example.com") || !strings.Contains(p.Body, "op@example.com") {
+	if p := op.get(t, "/people"); !strings.Contains(p.Body, "acme@example.com") || !strings.Contains(p.Body, "op@example.com") {
 		t.Errorf("the operator's people page lacks another account's user:\n%s", p.Body)
 	}
 	// A reset password is shown once and works; the user's sessions end.
 	users, _ := h.Engine.Users().List(ctx, push.System(), push.UserFilter{AccountID: m.acct.ID})
 	uid := strconv.FormatInt(users.Items[0].ID, 10)
-	p := op.post("/users/"+uid+"/password", url.Values{}, "/people")
+	p := op.post(t, "/users/"+uid+"/password", url.Values{}, "/people")
 	pw := regexp.MustCompile(`<code id="new-password">([^<]+)</code>`).FindStringSubmatch(p.Body)
 	if p.Status != 200 || pw == nil {
 		t.Fatalf("reset: %d\n%s", p.Status, p.Body)
 	}
-	if strings.Contains(op.get("/people").Body, pw[1]) {
+	if strings.Contains(op.get(t, "/people").Body, pw[1]) {
 		t.Fatal("the new password is shown again")
 	}
 	_, memberToken, _, err := h.Engine.Sessions().SignIn(ctx, push.SignIn{Email: "acme@example.com", Password: pw[1], Address: "127.0.0.1"})
@@ -142,25 +142,25 @@ func TestOperatorPages(t *testing.T) {
 	}
 	// A member cannot reset passwords, even its own account's, and
 	// nobody removes themselves.
-	if p := newBrowserLike(t, h, memberToken).post("/users/"+uid+"/password", url.Values{}, "/people"); p.Status != http.StatusForbidden {
+	if p := newBrowserLike(t, h, memberToken).post(t, "/users/"+uid+"/password", url.Values{}, "/people"); p.Status != http.StatusForbidden {
 		t.Fatalf("a member resets a password: %d", p.Status)
 	}
 	self, _ := h.Engine.Users().List(ctx, push.System(), push.UserFilter{AccountID: ops.ID})
-	if p := op.post("/users/"+strconv.FormatInt(self.Items[0].ID, 10)+"/remove", url.Values{}, "/people"); p.Status != http.StatusBadRequest {
+	if p := op.post(t, "/users/"+strconv.FormatInt(self.Items[0].ID, 10)+"/remove", url.Values{}, "/people"); p.Status != http.StatusBadRequest {
 		t.Fatalf("removing oneself: %d", p.Status)
 	}
 	// Every account's jobs, or one account's, for an operator; a member's
 	// account filter is not read.
-	if p := op.get("/jobs?account=all"); !strings.Contains(p.Body, m.job) {
+	if p := op.get(t, "/jobs?account=all"); !strings.Contains(p.Body, m.job) {
 		t.Errorf("the operator's jobs of every account lack the member's job")
 	}
-	if p := op.get("/jobs?account=" + id); !strings.Contains(p.Body, m.job) {
+	if p := op.get(t, "/jobs?account="+id); !strings.Contains(p.Body, m.job) {
 		t.Errorf("the operator's jobs of the member's account lack its job")
 	}
-	if p := op.get("/jobs"); strings.Contains(p.Body, m.job) {
+	if p := op.get(t, "/jobs"); strings.Contains(p.Body, m.job) {
 		t.Errorf("the operator's own jobs show the member's job")
 	}
-	audit := op.get("/ops/audit").Body
+	audit := op.get(t, "/ops/audit").Body
 	for _, want := range []string{"account.create", "op@example.com"} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("the audit trail lacks %q", want)
@@ -195,15 +195,15 @@ func TestRefusalsSayWhatToDo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var p page
 			if tc.form == nil && strings.Contains(tc.path, "?") {
-				p = b.get(tc.path)
+				p = b.get(t, tc.path)
 			} else {
 				if tc.form == nil {
 					tc.form = url.Values{}
 				}
 				if tc.path == "/signin" { // a form shown before sign-in
-					p = newBrowserLike(t, h, "").post(tc.path, tc.form, "/signin")
+					p = newBrowserLike(t, h, "").post(t, tc.path, tc.form, "/signin")
 				} else {
-					p = b.post(tc.path, tc.form, "/keys")
+					p = b.post(t, tc.path, tc.form, "/keys")
 				}
 			}
 			if p.Status != tc.status || !strings.Contains(p.Body, tc.says) {
@@ -230,10 +230,10 @@ func TestHealthPage(t *testing.T) {
 	ops := h.Account(t, "ops")
 	h.User(t, ops.ID, "op@example.com", push.RoleOperator)
 	m := newMember(t, h, "acme")
-	if p := newBrowserLike(t, h, m.token).get("/ops/health"); p.Status != http.StatusNotFound {
+	if p := newBrowserLike(t, h, m.token).get(t, "/ops/health"); p.Status != http.StatusNotFound {
 		t.Fatalf("member: %d", p.Status)
 	}
-	p := newBrowserLike(t, h, h.SignIn(t, "op@example.com")).get("/ops/health")
+	p := newBrowserLike(t, h, h.SignIn(t, "op@example.com")).get(t, "/ops/health")
 	for _, want := range []string{
 		`<code>herald_backlog_jobs</code></td><td><code></code></td><td class="num">0</td>`,
 		`<code>herald_jobs_settled_total</code></td><td><code>platform=&#34;telegram&#34;,state=&#34;succeeded&#34;</code></td><td class="num">1</td>`,
@@ -264,8 +264,8 @@ func TestNewBotFormOfEveryPlatform(t *testing.T) {
 		}
 		for _, lang := range []string{"en", "zh"} {
 			t.Run(name+"/"+lang, func(t *testing.T) {
-				b.get("/lang/" + lang)
-				p := b.get("/bots/new?platform=" + name)
+				b.get(t, "/lang/"+lang)
+				p := b.get(t, "/bots/new?platform="+name)
 				if p.Status != 200 || !tokenRe.MatchString(p.Body) {
 					t.Fatalf("%d\n%s", p.Status, p.Body)
 				}
@@ -308,16 +308,16 @@ func TestPagesAreRateLimited(t *testing.T) {
 	m := newMember(t, h, "acme")
 	b := newBrowserLike(t, h, m.token)
 	for i := range 5 {
-		if p := b.get("/keys"); p.Status != 200 {
+		if p := b.get(t, "/keys"); p.Status != 200 {
 			t.Fatalf("page %d: %d", i+1, p.Status)
 		}
 	}
-	p := b.get("/keys")
+	p := b.get(t, "/keys")
 	if p.Status != http.StatusTooManyRequests || p.Header.Get("Retry-After") == "" || !strings.Contains(p.Body, "too many requests") {
 		t.Fatalf("past the limit: %d %v\n%s", p.Status, p.Header, p.Body)
 	}
 	// The invite's status, which its page polls, is not counted.
-	if p := b.get("/binds/" + strconv.FormatInt(m.bind.ID, 10) + "/status"); p.Status != 200 || !strings.Contains(p.Body, `"bound":false`) {
+	if p := b.get(t, "/binds/"+strconv.FormatInt(m.bind.ID, 10)+"/status"); p.Status != 200 || !strings.Contains(p.Body, `"bound":false`) {
 		t.Fatalf("the polled status: %d %s", p.Status, p.Body)
 	}
 }
@@ -336,31 +336,31 @@ func TestSessionsAndPassword(t *testing.T) {
 	if err != nil || len(sessions.Items) != 3 {
 		t.Fatalf("sessions: %+v %v", sessions.Items, err)
 	}
-	body := b.get("/account").Body
+	body := b.get(t, "/account").Body
 	if n := strings.Count(body, `action="/account/sessions/`); n != 4 { // three sessions and "everywhere"
 		t.Fatalf("%d session forms on the account page, want 4", n)
 	}
 	// The newest listed first is the third sign-in: end it.
-	if p := b.post("/account/sessions/"+strconv.FormatInt(sessions.Items[0].ID, 10)+"/end", url.Values{}, "/account"); p.Status != 200 || p.URL != "/account" {
+	if p := b.post(t, "/account/sessions/"+strconv.FormatInt(sessions.Items[0].ID, 10)+"/end", url.Values{}, "/account"); p.Status != 200 || p.URL != "/account" {
 		t.Fatalf("end a session: %d at %s", p.Status, p.URL)
 	}
 	if alive(third) || !alive(other) || !alive(m.token) {
 		t.Fatalf("after ending one: third %v, other %v, this %v", alive(third), alive(other), alive(m.token))
 	}
 	form := url.Values{"current": {testkit.Password}, "new": {"a brand new passphrase"}, "new2": {"a brand new passphrase"}}
-	if p := b.post("/account/password", form, "/account"); p.Status != 200 || !strings.Contains(p.Body, "Your password is changed") {
+	if p := b.post(t, "/account/password", form, "/account"); p.Status != 200 || !strings.Contains(p.Body, "Your password is changed") {
 		t.Fatalf("change the password: %d\n%s", p.Status, p.Body)
 	}
 	if alive(other) || !alive(m.token) {
 		t.Fatalf("after the change: other %v, this %v", alive(other), alive(m.token))
 	}
-	if p := b.post("/account/name", url.Values{"name": {"Acme Ltd"}}, "/account"); p.Status != 200 || !strings.Contains(p.Body, `value="Acme Ltd"`) {
+	if p := b.post(t, "/account/name", url.Values{"name": {"Acme Ltd"}}, "/account"); p.Status != 200 || !strings.Contains(p.Body, `value="Acme Ltd"`) {
 		t.Fatalf("rename the account: %d\n%s", p.Status, p.Body)
 	}
-	if p := b.post("/account/name", url.Values{"name": {""}}, "/account"); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, `value="Acme Ltd"`) {
+	if p := b.post(t, "/account/name", url.Values{"name": {""}}, "/account"); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, `value="Acme Ltd"`) {
 		t.Fatalf("an empty name: %d\n%s", p.Status, p.Body)
 	}
-	if p := b.post("/account/sessions/end-all", url.Values{}, "/account"); p.URL != "/signin" || alive(m.token) {
+	if p := b.post(t, "/account/sessions/end-all", url.Values{}, "/account"); p.URL != "/signin" || alive(m.token) {
 		t.Fatalf("everywhere: at %s, this session alive %v", p.URL, alive(m.token))
 	}
 }
@@ -375,7 +375,7 @@ func TestDashboard(t *testing.T) {
 	h.Telegram.DropNext(1)
 	lost := h.Call(t, "POST", "/openapi/v1/push/private", m.key, map[string]any{"botId": m.bot.ID, "target": strconv.FormatInt(m.target.ID, 10), "content": "lost"})
 	ids := func(r testkit.Response) string { return r.JSON()["data"].(map[string]any)["jobId"].(string) }
-	body := newBrowserLike(t, h, m.token).get("/").Body
+	body := newBrowserLike(t, h, m.token).get(t, "/").Body
 	for state, n := range map[string]int{"succeeded": 1, "failed": 1, "uncertain": 1, "queued": 0} {
 		if !strings.Contains(body, `<li class="state-`+state+`"><a href="/jobs?state=`+state+`"><span class="n">`+strconv.Itoa(n)+`</span>`) {
 			t.Errorf("today's %s count is not %d", state, n)
@@ -395,11 +395,11 @@ func TestBindByAddress(t *testing.T) {
 	m := newMember(t, h, "acme")
 	b := newBrowserLike(t, h, m.token)
 	bot := "/bots/" + strconv.FormatInt(m.bot.ID, 10)
-	p := b.post(bot+"/targets", url.Values{"type": {"group"}, "address": {"12345"}, "name": {"ops room"}}, bot)
+	p := b.post(t, bot+"/targets", url.Values{"type": {"group"}, "address": {"12345"}, "name": {"ops room"}}, bot)
 	if p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "negative") || !strings.Contains(p.Body, `value="ops room"`) {
 		t.Fatalf("a bad address: %d\n%s", p.Status, p.Body)
 	}
-	p = b.post(bot+"/targets", url.Values{"type": {"group"}, "address": {"-100200300"}, "name": {"ops room"}}, bot)
+	p = b.post(t, bot+"/targets", url.Values{"type": {"group"}, "address": {"-100200300"}, "name": {"ops room"}}, bot)
 	if p.Status != 200 || p.URL != "/targets" || !strings.Contains(p.Body, `value="ops room"`) || !strings.Contains(p.Body, "-100200300") {
 		t.Fatalf("bind: %d at %s\n%s", p.Status, p.URL, p.Body)
 	}
