@@ -77,15 +77,32 @@ func adminUsage() string {
 // admin runs one admin command and returns the exit code: 0 with one JSON
 // object on stdout, or 1 with the error on stderr and nothing on stdout.
 func admin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) < 2 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, adminUsage())
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+	switch {
+	case len(args) > 0 && isHelpArg(args[0]):
+		text, _ := adminHelp("")
+		fmt.Fprint(stdout, text)
+		return 0
+	case len(args) == 2 && isHelpArg(args[1]):
+		if text, ok := adminHelp(args[0]); ok {
+			fmt.Fprint(stdout, text)
 			return 0
 		}
+		fmt.Fprintf(stderr, "herald admin: unknown noun %q\n\n%s", args[0], adminUsage())
+		return 1
+	case len(args) < 2:
+		if len(args) == 1 {
+			if text, ok := adminHelp(args[0]); ok {
+				fmt.Fprint(stderr, text)
+				return 1
+			}
+		}
+		fmt.Fprint(stderr, adminUsage())
 		return 1
 	}
 	out, err := adminRun(ctx, args[0], args[1], args[2:], stdin, stderr)
-	if errors.Is(err, errHelp) {
+	var help *helpRequest
+	if errors.As(err, &help) {
+		fmt.Fprint(stdout, help.text)
 		return 0
 	}
 	if err != nil {
@@ -105,6 +122,9 @@ func admin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	return 0
 }
 
+// isHelpArg reports whether an argument asks for help.
+func isHelpArg(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "help" }
+
 func adminRun(ctx context.Context, noun, verb string, args []string, stdin io.Reader, stderr io.Writer) (any, error) {
 	var entry *adminEntry
 	for _, c := range adminCommands() {
@@ -116,7 +136,7 @@ func adminRun(ctx context.Context, noun, verb string, args []string, stdin io.Re
 	if entry == nil {
 		return nil, fmt.Errorf("unknown command %q\n\n%s", noun+" "+verb, adminUsage())
 	}
-	fs := newFlagSet("admin "+entry.name(), stderr)
+	fs := newFlagSet("admin " + entry.name())
 	var ef engineFlags
 	ef.register(fs)
 	cmd := entry.make()

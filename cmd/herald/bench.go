@@ -21,7 +21,7 @@ import (
 // on a fresh database with an instant fake Telegram, or against a running
 // server (--url).
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("bench", stderr)
+	fs := newFlagSet("bench")
 	var c bench.Config
 	fs.StringVar(&c.Scenario, "scenario", bench.Single, "what to send: "+strings.Join(bench.Scenarios(), ", ")+" (see BENCHMARKS.md)")
 	fs.IntVar(&c.Concurrency, "concurrency", 50, "load workers, each with one request in flight")

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald/internal/fake"
@@ -35,7 +36,7 @@ type demoStop struct {
 // sends text, Markdown and image messages through the HTTP API, and prints
 // what each platform received and each job's state.
 func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("demo", stderr)
+	fs := newFlagSet("demo")
 	keep := fs.Bool("keep", false, "keep serving after the demo until interrupted, to try the API with curl")
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
@@ -88,7 +89,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p("1. Seeded account %d (%d points) and API key %s… (as `herald admin` would).", acct.ID, acct.Points, key[:8])
+	// The whole key: the demo's database is thrown away with it.
+	p("1. Seeded account %d (%d points) and API key %s (as `herald admin` would).", acct.ID, acct.Points, key)
 	p("")
 
 	step := 2
@@ -150,7 +152,11 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		p("   %-9s %s  %-9s platformIndex=%s", s.platform, j.ID, j.State, j.PlatformIndex)
+		line := fmt.Sprintf("   %-9s %s  %-9s", s.platform, j.ID, j.State)
+		if j.PlatformIndex != "" {
+			line += " platformIndex=" + j.PlatformIndex
+		}
+		p("%s", strings.TrimRight(line, " "))
 	}
 	a, _ := n.Engine.Accounts().Get(ctx, sys, acct.ID)
 	p("")

@@ -47,19 +47,22 @@ func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error 
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
+			return &helpRequest{helpText(fs, commandDocs(fs.Name()))}
 		}
-		return err
+		return fmt.Errorf("%w (\"%s -h\" lists its flags)", err, fs.Name())
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q (\"%s -h\" lists its flags)", fs.Arg(0), fs.Name())
 	}
 	return nil
 }
 
-func newFlagSet(name string, out io.Writer) *flag.FlagSet {
+// newFlagSet returns the flag set of "herald <name>". It prints nothing
+// itself: parseFlags returns a parse error with a pointer to the help,
+// and the help (-h) as a helpRequest, which goes to stdout.
+func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("herald "+name, flag.ContinueOnError)
-	fs.SetOutput(out)
+	quietUsage(fs)
 	return fs
 }
 
@@ -119,7 +122,7 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 // (demo, and bench's seeding).
 func defaultEngineFlags() engineFlags {
 	var e engineFlags
-	e.register(newFlagSet("defaults", io.Discard))
+	e.register(newFlagSet("defaults"))
 	return e
 }
 

@@ -13,7 +13,7 @@ func TestParseFlagsTwins(t *testing.T) {
 	t.Setenv("HERALD_SYNC_WAIT", "1s")
 	t.Setenv("HERALD_DB", "elsewhere.db")
 	var help strings.Builder
-	fs := newFlagSet("test", &help)
+	fs := newFlagSet("test")
 	var ef engineFlags
 	ef.register(fs)
 	err := parseFlags(fs, []string{"--sync-wait", "2s"}, map[string]bool{"rate-limit": true, "sync-wait": true})

@@ -12,12 +12,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/heraldpush/herald/internal/buildinfo"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/heraldpush/herald/internal/buildinfo"
 )
 
 // version may be set at build time with -ldflags "-X main.version=…";
@@ -80,7 +82,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err != nil {
-		if err == errHelp {
+		var help *helpRequest
+		if errors.As(err, &help) {
+			fmt.Fprint(stdout, help.text)
 			return 0
 		}
 		fmt.Fprintln(stderr, "herald:", err)

@@ -20,7 +20,7 @@ import (
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", stderr)
+	fs := newFlagSet("serve")
 	var nf nodeFlags
 	nf.register(fs, "jobs sent at once (0: API only, with --redis)")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
@@ -135,7 +135,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("migrate", stderr)
+	fs := newFlagSet("migrate")
 	db := fs.String("db", "herald.db", "database: a SQLite file path or a PostgreSQL URL")
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err

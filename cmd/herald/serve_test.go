@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -315,7 +316,15 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, got)
 		}
 	}
-	if n := strings.Count(got, " succeeded platformIndex="); n != 7 {
+	if n := len(regexp.MustCompile(`(?m)^   \S+ +\S+  succeeded( platformIndex=\S+)?$`).FindAllString(got, -1)); n != 7 {
 		t.Errorf("demo output shows %d succeeded jobs, want 7:\n%s", n, got)
+	}
+	if regexp.MustCompile(`platformIndex=(\s|$)`).MatchString(got) {
+		t.Errorf("demo output shows an empty platformIndex=:\n%s", got)
+	}
+	// The key is a throwaway: printed whole, and the curl line needs it.
+	m := regexp.MustCompile(`API key (\S+) \(as`).FindStringSubmatch(got)
+	if m == nil || strings.Contains(m[1], "…") || !strings.HasPrefix(m[1], "hrd_") || len(m[1]) < 40 {
+		t.Errorf("demo output does not show the whole API key:\n%s", got)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // worker runs `herald worker`: the engine's workers, reconciler and
 // sweeper without the HTTP API, as one node of a scale-out installation.
 func worker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("worker", stderr)
+	fs := newFlagSet("worker")
 	var nf nodeFlags
 	nf.register(fs, "jobs sent at once")
 	if err := parseFlags(fs, args, nil); err != nil {

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// helpRequest is what parseFlags returns when -h (or --help) was given:
+// the command's help, which the caller prints on stdout before exiting 0.
+// It is errHelp for errors.Is.
+type helpRequest struct{ text string }
+
+func (h *helpRequest) Error() string        { return errHelp.Error() }
+func (h *helpRequest) Is(target error) bool { return target == errHelp }
+
+// commandDoc is what a command's help says beside its flags.
+type commandDoc struct {
+	usage    string   // the arguments after the command's name
+	about    string   // what the command does, a sentence or two
+	examples []string // command lines, each optionally followed by "  # comment"
+	hidden   map[string]bool
+	footer   string // printed after the flags
+}
+
+// commandDocs returns the help of the command a flag set is named after
+// ("herald serve", "herald admin bot create"); an unknown name gets the
+// flags alone.
+func commandDocs(name string) commandDoc {
+	name = strings.TrimPrefix(name, "herald ")
+	if d, ok := adminDoc(name); ok {
+		return d
+	}
+	switch name {
+	case "serve":
+		return commandDoc{
+			usage: "[flags]",
+			about: "Runs the HTTP API (under /api), the web console (at /) and the workers that send. " +
+				"By default on a SQLite file and an in-process queue: nothing else to install.",
+			examples: []string{
+				"herald serve  # herald.db beside you, http://127.0.0.1:8080",
+				"herald serve --addr :8080 --signup invite --public-url https://push.example.com",
+				"herald serve --db postgres://herald@db:5432/herald --redis redis://cache:6379/0 --workers 0  # an API node of a scale-out installation",
+			},
+		}
+	case "worker":
+		return commandDoc{
+			usage: "[flags]",
+			about: "Runs workers only, as a node of a scale-out installation: they take jobs from Redis and record them in PostgreSQL.",
+			examples: []string{
+				"herald worker --db postgres://herald@db:5432/herald --redis redis://cache:6379/0 --workers 16",
+			},
+		}
+	case "migrate":
+		return commandDoc{
+			usage: "[flags]",
+			about: "Creates the database schema, or upgrades it to this version's; serve and worker refuse a schema that is behind.",
+			examples: []string{
+				"herald migrate --db herald.db",
+				"herald migrate --db postgres://herald@db:5432/herald",
+			},
+		}
+	case "demo":
+		return commandDoc{
+			usage: "[flags]",
+			about: "Runs a whole Herald in one process against fakes of several platforms on loopback, sends through each and shows what each platform received.",
+			examples: []string{
+				"herald demo",
+				"herald demo --keep  # then try the API with the curl line it prints",
+			},
+		}
+	case "bench":
+		return commandDoc{
+			usage: "[flags]",
+			about: "Load-tests an embedded server (or a running one with --url) and reports throughput, latency, CPU, allocations and memory. See BENCHMARKS.md.",
+			examples: []string{
+				"herald bench --scenario single --concurrency 50 --duration 10s",
+				"herald bench --json --db postgres://postgres@127.0.0.1:5432/bench --redis redis://127.0.0.1:6379/0",
+				"herald bench --url http://127.0.0.1:8080/api --key $HERALD_API_KEY --bot 1 --targets 2,3",
+			},
+		}
+	}
+	return commandDoc{usage: "[flags]"}
+}
+
+// helpText renders a command's help: usage, what it does, its flags
+// (those in doc.hidden left out) in the flag package's format, and
+// examples.
+func helpText(fs *flag.FlagSet, doc commandDoc) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s %s\n", fs.Name(), doc.usage)
+	if doc.about != "" {
+		fmt.Fprintf(&b, "\n%s\n", doc.about)
+	}
+	var flags strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		if !doc.hidden[f.Name] {
+			printFlag(&flags, f)
+		}
+	})
+	if flags.Len() > 0 {
+		b.WriteString("\nFlags:\n")
+		b.WriteString(flags.String())
+	}
+	if doc.footer != "" {
+		fmt.Fprintf(&b, "\n%s\n", doc.footer)
+	}
+	if len(doc.examples) > 0 {
+		b.WriteString("\nExamples:\n")
+		for _, e := range doc.examples {
+			fmt.Fprintf(&b, "  %s\n", e)
+		}
+	}
+	return b.String()
+}
+
+// quietUsage makes a flag set print nothing by itself: a parse error
+// reaches the user once, through the returned error, with a pointer to
+// the help; the help goes to stdout through helpRequest.
+func quietUsage(fs *flag.FlagSet) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+}
+
+// printFlag writes one flag as flag.PrintDefaults does, its default being
+// the one it was defined with (not a value the environment or an earlier
+// argument gave it).
+func printFlag(w io.Writer, f *flag.Flag) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  -%s", f.Name)
+	typ, usage := flag.UnquoteUsage(f)
+	if typ != "" {
+		b.WriteString(" " + typ)
+	}
+	if b.Len() <= 4 {
+		b.WriteString("\t")
+	} else {
+		b.WriteString("\n    \t")
+	}
+	b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+	if !zeroDefault(f) {
+		if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+			fmt.Fprintf(&b, " (default %q)", f.DefValue)
+		} else {
+			fmt.Fprintf(&b, " (default %v)", f.DefValue)
+		}
+	}
+	fmt.Fprintln(w, b.String())
+}
+
+// zeroDefault reports whether a flag's default is its type's zero value,
+// which the help leaves unsaid.
+func zeroDefault(f *flag.Flag) bool {
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	v, ok := z.Interface().(flag.Value)
+	if !ok {
+		return f.DefValue == ""
+	}
+	defer func() { _ = recover() }() // a Value whose String needs more than its zero
+	return f.DefValue == v.String()
+}
+
+// adminDoc is the help of one admin command: its own arguments and an
+// example of its noun; the engine's flags every admin command takes are
+// listed once, by "herald admin -h".
+func adminDoc(name string) (commandDoc, bool) {
+	for _, c := range adminCommands() {
+		if "admin "+c.name() != name {
+			continue
+		}
+		return commandDoc{
+			usage:    c.synopsis,
+			hidden:   (&engineFlags{}).names(),
+			footer:   "Every admin command also takes the database flags (--db, --secret-key-file, …) that \"herald admin -h\" lists.",
+			examples: adminExamples(c.noun),
+		}, true
+	}
+	return commandDoc{}, false
+}
+
+// adminExamples returns command lines that show a noun's commands at
+// work.
+func adminExamples(noun string) []string {
+	switch noun {
+	case "account":
+		return []string{"herald admin account create --name acme", "herald admin account suspend --id 2"}
+	case "user":
+		return []string{"herald admin user create --account 1 --email ops@example.com --role operator  # prints a generated password once",
+			"printf '%s\\n' \"$PASSWORD\" | herald admin user create --account 2 --email dev@example.com --password-stdin"}
+	case "invite":
+		return []string{"herald admin invite create --new-account --email new@example.com  # a sign-up code for a new account",
+			"herald admin invite list --account 2"}
+	case "key":
+		return []string{"herald admin key create --account 2 --expires 720h  # prints the key once", "herald admin key revoke --id 5"}
+	case "bot":
+		return []string{`herald admin bot create --account 2 --platform telegram --name alerts --config '{"token":"123456:ABC…"}' --verify`,
+			`herald admin bot update --id 1 --config '{"token":"123456:NEW…"}' --verify  # replace the credentials`}
+	case "target":
+		return []string{"herald admin target bind --bot 1 --type user --address 424242 --name me",
+			"herald admin target invite --bot 1 --ttl 24h  # a code the user sends to the bot to bind itself"}
+	case "points":
+		return []string{`herald admin points grant --account 2 --amount 500 --reason "invoice 2026-11"`, "herald admin points ledger --account 2"}
+	case "job":
+		return []string{"herald admin job list --account 2 --state uncertain",
+			`herald admin job resolve --id 01J… --outcome succeeded --note "the user confirmed receipt"`}
+	case "secrets":
+		return []string{"herald admin secrets status", "herald admin secrets rotate --secret-key-file new.key --old-secret-key-files old.key"}
+	}
+	return nil
+}
+
+// adminHelp is "herald admin -h" (every command, and the flags they all
+// take) or "herald admin <noun> -h" (the noun's commands).
+func adminHelp(noun string) (string, bool) {
+	var b strings.Builder
+	if noun == "" {
+		b.WriteString(adminUsage())
+		fs := newFlagSet("admin")
+		var ef engineFlags
+		ef.register(fs)
+		b.WriteString("\nFlags of every admin command:\n")
+		names := ef.names()
+		fs.VisitAll(func(f *flag.Flag) {
+			if names[f.Name] {
+				f.Usage += " (env " + envName(f.Name) + ")"
+				printFlag(&b, f)
+			}
+		})
+		return b.String(), true
+	}
+	found := false
+	fmt.Fprintf(&b, "Usage: herald admin %s <verb> [flags]\n\n", noun)
+	for _, c := range adminCommands() {
+		if c.noun == noun {
+			found = true
+			fmt.Fprintf(&b, "  %-22s %s\n", c.name(), c.synopsis)
+		}
+	}
+	if !found {
+		return "", false
+	}
+	fmt.Fprintf(&b, "\n\"herald admin %s <verb> -h\" lists a command's flags.\n\nExamples:\n", noun)
+	for _, e := range adminExamples(noun) {
+		fmt.Fprintf(&b, "  %s\n", e)
+	}
+	return b.String(), true
+}
