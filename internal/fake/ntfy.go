@@ -16,9 +16,10 @@ import (
 // Ntfy is a fake ntfy server on loopback. It publishes as the real one
 // does: JSON publish to "/" and plain publish to "/<topic>", topic names,
 // access tokens and users (401 for bad credentials, 403 for a protected
-// topic), the message size limit (a longer body becomes a file attachment,
-// or 400 40014 when attachments are off; next to an attachment URL it is
-// cut at the limit), the JSON body limit of twice the message limit, and
+// topic), the message size limit (a body of the limit or longer becomes a
+// file attachment, or 400 40014 when attachments are off; next to an
+// attachment URL it is cut at the limit), the JSON body limit (a body of
+// twice the message limit or longer is 413 41303), and
 // ntfy's error shape {"code","http","error","link"}, and ntfy's limit on
 // failed authentications (a bucket of 30 per client address, one back
 // per minute; an empty bucket answers every request that carries
@@ -202,7 +203,9 @@ func (f *Ntfy) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	f.mu.Unlock()
 	var p ntfyPublish
 	if r.URL.Path == "/" {
-		if len(body) > 2*limit {
+		// ntfy peeks at most twice the limit and refuses a body that
+		// fills it (util.Peek's LimitReached is read == limit).
+		if len(body) >= 2*limit {
 			ntfyError(w, http.StatusRequestEntityTooLarge, 41303, "JSON body too large")
 			return
 		}
@@ -258,7 +261,9 @@ func (f *Ntfy) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 			return
 		}
 		m.Message = strings.TrimSpace(msg)
-	case len(msg) <= limit && utf8.ValidString(msg):
+	case len(msg) < limit && utf8.ValidString(msg):
+		// As ntfy: a body that fills the peeked limit is taken for a
+		// longer one and becomes a file, even at exactly the limit.
 		m.Message = strings.TrimSpace(msg)
 		if m.Message == "" {
 			m.Message = "triggered"

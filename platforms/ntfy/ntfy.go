@@ -136,17 +136,28 @@ func (p *Provider) ValidateBotMessage(raw json.RawMessage, m push.Message, _ pus
 		return err
 	}
 	body := publishBody(c, m)
-	if n := len(body.Message); n > c.MessageLimit {
+	// ntfy reads at most the limit and treats a body that fills it as
+	// too large (it cannot tell whether more follows): the message must
+	// be shorter than the limit, and the JSON shorter than twice it.
+	if n := len(body.Message); n >= c.MessageLimit {
 		return push.Errorf(push.Invalid, "content_too_long",
-			"the message is %d bytes in UTF-8; the ntfy server's message limit is %d bytes (a longer message would arrive as a file attachment, not as text): shorten it, or set message_limit in the bot config if the server's message-size-limit is higher", n, c.MessageLimit)
+			"the message is %d bytes in UTF-8; the ntfy server's message limit is %d bytes, and a message of that size or longer would arrive as a file attachment, not as text: shorten it to %d bytes or fewer, or set message_limit in the bot config if the server's message-size-limit is higher", n, c.MessageLimit, c.MessageLimit-1)
 	}
-	data, _ := json.Marshal(body)
-	if len(data) > 2*c.MessageLimit {
+	data, err := encodePublish(body)
+	if err != nil {
+		return push.Errorf(push.Invalid, "invalid_content", "the message cannot be encoded as JSON: %v", err)
+	}
+	if len(data) >= 2*c.MessageLimit {
 		return push.Errorf(push.Invalid, "content_too_long",
-			"the message takes %d bytes as JSON; the ntfy server accepts at most %d (twice its message limit): shorten it", len(data), 2*c.MessageLimit)
+			"the message takes %d bytes as JSON; the ntfy server accepts less than %d (twice its message limit): shorten it", len(data), 2*c.MessageLimit)
 	}
 	return nil
 }
+
+// encodePublish is the JSON body exactly as Send posts it. <, > and & are
+// written as themselves: ntfy counts the bytes of the body, and
+// encoding/json's \u003c would make them six bytes each.
+func encodePublish(b publish) ([]byte, error) { return httpcall.MarshalUnescaped(b) }
 
 // publish is ntfy's JSON publish body.
 type publish struct {
@@ -212,7 +223,11 @@ func (p *Provider) Send(ctx context.Context, d push.Delivery) (push.Receipt, err
 	if err != nil {
 		return push.Receipt{}, push.DefinitiveError("", "%v", err)
 	}
-	resp, err := p.client.PostJSON(ctx, botconfig.BaseOr(c.Server, DefaultServer)+"/", publishBody(c, d.Message), authHeader(c))
+	body, err := encodePublish(publishBody(c, d.Message))
+	if err != nil {
+		return push.Receipt{}, push.DefinitiveError("", "encode request: %v", err)
+	}
+	resp, err := p.client.PostJSONBody(ctx, botconfig.BaseOr(c.Server, DefaultServer)+"/", body, authHeader(c))
 	if err != nil {
 		return push.Receipt{}, err
 	}

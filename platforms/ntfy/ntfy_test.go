@@ -298,3 +298,87 @@ func TestPacing(t *testing.T) {
 		t.Fatalf("after 5s the send still waits %s", w)
 	}
 }
+
+// ntfy peeks at most its limit and takes a body that fills it for a
+// longer one: a message of exactly the limit arrives as a file, so it is
+// refused; the JSON limit counts the bytes Herald posts, where <, > and &
+// are themselves, not six-byte \u escapes.
+func TestMessageLimitEdges(t *testing.T) {
+	h := testkit.New(t, testkit.WithPoints(push.Points{Enabled: true}))
+	f := fake.NewNtfy(t)
+	acct := h.Account(t, "acme")
+	bot := h.PlatformBot(t, acct.ID, "ntfy", map[string]any{"server": f.URL(), "topic": "t"})
+
+	// The fake first, as ntfy behaves: exactly the limit is a file, one
+	// byte less is text, and a JSON body of twice the limit is refused.
+	for _, tt := range []struct {
+		body       []byte
+		status     int
+		asFile     bool
+		whatItWent string
+	}{
+		{mustJSON(t, map[string]any{"topic": "t", "message": strings.Repeat("a", 4096)}), 200, true, "4096-byte message"},
+		{mustJSON(t, map[string]any{"topic": "t", "message": strings.Repeat("a", 4095)}), 200, false, "4095-byte message"},
+		{[]byte(`{"topic":"t","message":"` + strings.Repeat("a", 8192-len(`{"topic":"t","message":""}`)) + `"}`), 413, false, "8192-byte JSON body"},
+	} {
+		before := len(f.Messages())
+		resp, err := http.Post(f.URL()+"/", "application/json", bytes.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Fatalf("fake ntfy answered %d to a %s, want %d", resp.StatusCode, tt.whatItWent, tt.status)
+		}
+		if m := f.Messages(); tt.status == 200 && (len(m) != before+1 || m[before].AsFile != tt.asFile) {
+			t.Fatalf("fake ntfy published a %s as file=%v, want %v", tt.whatItWent, m[before].AsFile, tt.asFile)
+		}
+	}
+	published := len(f.Messages())
+
+	tests := []struct {
+		name    string
+		content string
+		errHas  string // empty: delivered as text
+	}{
+		// 1365 three-byte characters are 4095 bytes.
+		{"exactly the limit", strings.Repeat("警", 1365) + "a", "4096 bytes in UTF-8"},
+		{"one byte under", strings.Repeat("警", 1365), ""},
+		{"angle brackets and ampersands", strings.Repeat("<", 1400) + strings.Repeat("&>", 300), ""},
+		{"control characters escaped by JSON", strings.Repeat("\x01", 1400), "as JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := h.Engine.Send(ctx, push.AccountPrincipal(acct.ID), push.SendRequest{BotID: bot.ID, Message: push.Message{Content: tt.content}})
+			if tt.errHas != "" {
+				if push.ReasonOf(err) != "content_too_long" || !strings.Contains(err.Error(), tt.errHas) {
+					t.Fatalf("send of %d bytes: %v; want content_too_long with %q", len(tt.content), err, tt.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("send of %d bytes refused: %v", len(tt.content), err)
+			}
+			j := h.Settled(t, res.Jobs[0].ID, 5*time.Second)
+			if j.State != push.StateSucceeded {
+				t.Fatalf("job %s: %s", j.State, j.Error)
+			}
+			m := f.Messages()
+			if got := m[len(m)-1]; got.AsFile || got.Message != tt.content {
+				t.Fatalf("ntfy published %d bytes as file=%v, want the %d-byte message as text", len(got.Message), got.AsFile, len(tt.content))
+			}
+		})
+	}
+	delivered := 0
+	for _, tt := range tests {
+		if tt.errHas == "" {
+			delivered++
+		}
+	}
+	if got := len(f.Messages()) - published; got != delivered {
+		t.Errorf("ntfy published %d messages, want %d (refused sends reach nothing)", got, delivered)
+	}
+	if got := h.Balance(t, acct.ID); got != int64(100-delivered) {
+		t.Errorf("balance %d, want %d (refused sends charge nothing)", got, 100-delivered)
+	}
+}

@@ -3,7 +3,6 @@ package wechat
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -100,13 +99,11 @@ func (p *Provider) custom(ctx context.Context, cfg Config, body map[string]any) 
 // marshal encodes JSON as WeChat reads it: WeChat shows \u escapes
 // literally, so <, > and & (in links) are written as themselves.
 func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	out, err := httpcall.MarshalUnescaped(v)
+	if err != nil {
 		return nil, err
 	}
-	out := bytes.ReplaceAll(bytes.TrimRight(b.Bytes(), "\n"), []byte(`\u2028`), []byte("\u2028"))
+	out = bytes.ReplaceAll(out, []byte(`\u2028`), []byte("\u2028"))
 	return bytes.ReplaceAll(out, []byte(`\u2029`), []byte("\u2029")), nil
 }
 

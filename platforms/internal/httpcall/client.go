@@ -112,6 +112,25 @@ func (c *Client) PostJSON(ctx context.Context, url string, v any, header http.He
 	if err != nil {
 		return nil, push.DefinitiveError("", "encode request: %v", err)
 	}
+	return c.PostJSONBody(ctx, url, body, header)
+}
+
+// MarshalUnescaped encodes v as JSON with <, > and & written as
+// themselves rather than as \u003c, \u003e and \u0026, for platforms
+// that count or show the bytes (no trailing newline).
+func MarshalUnescaped(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// PostJSONBody sends body, already encoded JSON, to url with the extra
+// headers.
+func (c *Client) PostJSONBody(ctx context.Context, url string, body []byte, header http.Header) (*Response, error) {
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, push.DefinitiveError("", "build request: %v", scrub(err))
