@@ -317,9 +317,7 @@ func (e *Engine) park(ctx context.Context, job Job, sendErr error, wait time.Dur
 	until := now.Add(wait)
 	msg := fmt.Sprintf("%s: %s; attempt %d sent nothing, trying again at %s", job.Platform, se.Error(), job.Attempts, until.UTC().Format(time.RFC3339))
 	// The wait must be recorded even when the worker is being stopped.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	err := e.update(wctx, func(ctx context.Context, tx Tx, _ *txEvents) error {
+	err := e.recordOutcome(ctx, job, func(ctx context.Context, tx Tx, _ *txEvents) error {
 		return tx.ParkJob(ctx, job.ID, until, now, msg)
 	})
 	if err != nil {
@@ -343,17 +341,14 @@ func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr e
 			msg += "; the platform may have received the message: check it, then resolve the job"
 		}
 	}
-	// The outcome must be recorded even when the worker is being stopped.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
 	now := e.clock.Now()
-	err := e.update(wctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
+	err := e.recordOutcome(ctx, job, func(ctx context.Context, tx Tx, ev *txEvents) error {
 		_, err := e.settle(ctx, tx, ev, job, to, msg, receipt.PlatformIndex, now)
 		return err
 	})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || IsKind(err, Unavailable) {
-			e.log.Error("recording a send outcome failed; the job stays running and becomes uncertain on recovery", "job", job.ID, "outcome", to, "err", err)
+			e.log.Error("recording a send outcome failed until its time ran out; the job stays running and becomes uncertain on recovery", "job", job.ID, "outcome", to, "err", err)
 		}
 		return err
 	}
@@ -368,6 +363,54 @@ func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr e
 	}
 	e.notify(ctx, job.ID)
 	return nil
+}
+
+// outcomeTry bounds one try to record an outcome, so that a write stuck
+// on a dead connection gives way to a new one.
+const outcomeTry = 15 * time.Second
+
+// recordOutcome runs fn, which records what the platform answered, until
+// it succeeds: a worker that knows the answer must not leave the job to
+// recovery (and uncertain) because the database was away for a moment.
+// It tries again with a backoff of up to 2 s while the store is
+// unavailable, for the attempt timeout plus a minute (within which the
+// job is not yet taken for stale), and goes on when the worker is being
+// stopped: the queue's drain waits for it. A try whose commit succeeded
+// but whose answer was lost makes the next one a Conflict: the outcome
+// is then recorded already.
+func (e *Engine) recordOutcome(ctx context.Context, job Job, fn func(ctx context.Context, tx Tx, ev *txEvents) error) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.limits.AttemptTimeout+time.Minute)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	for try := 1; ; try++ {
+		tctx, tcancel := context.WithTimeout(wctx, outcomeTry)
+		err := e.update(tctx, fn)
+		tcancel()
+		transient := IsKind(err, Unavailable) || errors.Is(err, context.DeadlineExceeded)
+		switch {
+		case err == nil:
+			if try > 1 {
+				e.log.Info("send outcome recorded after the store came back", "job", job.ID, "tries", try)
+			}
+			return nil
+		case try > 1 && IsKind(err, Conflict) && ReasonOf(err) == ReasonStateChanged:
+			e.log.Info("send outcome already recorded by an earlier try whose answer was lost", "job", job.ID, "tries", try)
+			return nil
+		case !transient || wctx.Err() != nil:
+			return err
+		}
+		if try == 1 {
+			e.log.Warn("recording a send outcome failed; trying again", "job", job.ID, "err", err)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-wctx.Done():
+			t.Stop()
+			return err
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
 }
 
 // pointsReturned is what a canceled or expired job's error adds when it
