@@ -43,8 +43,9 @@ type Options struct {
 	// ago than any live worker takes (the send window, one platform call
 	// and a minute).
 	Shared bool
-	// SweepInterval is how often queued jobs past their queue-wait limit
-	// are expired and old idempotency records deleted (default 30 s).
+	// SweepInterval is how often old idempotency records are deleted
+	// (default 30 s). Queued jobs past their queue-wait limit are expired
+	// every second, or every SweepInterval when it is shorter.
 	SweepInterval time.Duration
 	// ReconcileInterval, when set, is how often the reconciler runs (see
 	// Reconcile), for queues that can lose ids (default 0: off).
@@ -295,6 +296,11 @@ func (e *Engine) background(ctx context.Context) {
 	defer func() { <-receivers }()
 	sweep := time.NewTicker(e.opts.SweepInterval)
 	defer sweep.Stop()
+	// Expiry looks often, so that a job expires within moments of its
+	// limit, however short: the query reads the index of queued jobs,
+	// which the backlog limits keep small.
+	expiry := time.NewTicker(min(e.opts.SweepInterval, expiryInterval))
+	defer expiry.Stop()
 	var reconcile <-chan time.Time
 	if e.opts.ReconcileInterval > 0 {
 		t := time.NewTicker(e.opts.ReconcileInterval)
@@ -308,6 +314,10 @@ func (e *Engine) background(ctx context.Context) {
 		case <-sweep.C:
 			if err := e.Sweep(ctx); err != nil && ctx.Err() == nil {
 				e.log.Warn("sweep failed", "err", err)
+			}
+		case <-expiry.C:
+			if err := e.expireQueued(ctx); err != nil && ctx.Err() == nil {
+				e.log.Warn("expiring queued jobs failed", "err", err)
 			}
 		case <-reconcile:
 			if err := e.Reconcile(ctx); err != nil && ctx.Err() == nil {
@@ -389,23 +399,13 @@ func (e *Engine) recoverStale(ctx context.Context) error {
 
 // Sweep expires queued jobs that passed their queue-wait limit (returning
 // their points) and deletes idempotency records older than the retention.
-// It runs every SweepInterval after Start; tests call it directly.
+// It runs every SweepInterval after Start (and expiry alone every second
+// as well); tests call it directly.
 func (e *Engine) Sweep(ctx context.Context) error {
-	now := e.clock.Now()
-	for {
-		ids, err := e.store.FindJobs(ctx, StateQueued, now, 500)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if _, err := e.expire(ctx, id, now); err != nil && !IsKind(err, Conflict) {
-				return err
-			}
-		}
-		if len(ids) < 500 {
-			break
-		}
+	if err := e.expireQueued(ctx); err != nil {
+		return err
 	}
+	now := e.clock.Now()
 	n, err := e.store.DeleteIdempotencyBefore(ctx, now.Add(-e.limits.IdempotencyTTL))
 	if err != nil {
 		return err
@@ -421,6 +421,35 @@ func (e *Engine) Sweep(ctx context.Context) error {
 	return nil
 }
 
+// expiryInterval is how often queued jobs are checked for their
+// queue-wait limit.
+const expiryInterval = time.Second
+
+// expireQueued expires the queued jobs past their queue-wait limit,
+// returning their points.
+func (e *Engine) expireQueued(ctx context.Context) error {
+	now := e.clock.Now()
+	for {
+		ids, err := e.store.FindJobs(ctx, StateQueued, now, 500)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := e.expire(ctx, id, now); err != nil && !IsKind(err, Conflict) {
+				return err
+			}
+		}
+		if len(ids) < 500 {
+			return nil
+		}
+	}
+}
+
+// expiredMessage is the error of a job that expired in the queue.
+func (e *Engine) expiredMessage(j Job) string {
+	return fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait) + pointsReturned(j)
+}
+
 // expire moves a queued job past its deadline to expired.
 func (e *Engine) expire(ctx context.Context, id string, now time.Time) (bool, error) {
 	var moved bool
@@ -433,11 +462,7 @@ func (e *Engine) expire(ctx context.Context, id string, now time.Time) (bool, er
 		if j.State != StateQueued || now.Before(j.ExpiresAt) {
 			return nil
 		}
-		msg := fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait)
-		if j.Cost > 0 {
-			msg += "; points returned"
-		}
-		if _, err := e.settle(ctx, tx, ev, j, StateExpired, msg, "", now); err != nil {
+		if _, err := e.settle(ctx, tx, ev, j, StateExpired, e.expiredMessage(j), "", now); err != nil {
 			return err
 		}
 		moved = true

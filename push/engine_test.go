@@ -539,8 +539,52 @@ func TestQueueWaitExpires(t *testing.T) {
 	if got := h.Balance(t, f.Account.ID); got != 100 {
 		t.Fatalf("balance %d, want 100: expired jobs are refunded", got)
 	}
+	for _, id := range []string{dequeued.Jobs[0].ID, swept.Jobs[0].ID} {
+		j, _ := h.Engine.Jobs().Get(ctx, push.System(), id)
+		if want := "not started within the queue-wait limit of 1h0m0s; points returned"; j.Error != want {
+			t.Errorf("expired job's error %q, want %q", j.Error, want)
+		}
+	}
 	if got := len(h.Telegram.Messages()); got != 0 {
 		t.Fatalf("expired jobs were sent %d times", got)
+	}
+}
+
+// TestQueueWaitExpiresOnTime: a job no worker takes expires within
+// moments of its queue-wait limit, also when the limit is shorter than
+// the sweep interval, and its points are returned.
+func TestQueueWaitExpiresOnTime(t *testing.T) {
+	for _, wait := range []time.Duration{2 * time.Second, 4 * time.Second} {
+		t.Run(wait.String(), func(t *testing.T) {
+			h := testkit.New(t, testkit.WithWorkers(1), testkit.WithPoints(push.Points{Enabled: true}),
+				testkit.WithLimits(push.Limits{SyncWait: time.Millisecond, QueueWait: wait}),
+				testkit.WithEngineOptions(func(o *push.Options) { o.SweepInterval = 30 * time.Second }))
+			f := h.Seed(t)
+			// The one worker is busy with a send the platform holds.
+			h.Telegram.Block()
+			t.Cleanup(h.Telegram.Unblock)
+			if _, err := send(t, h, f, "", "holds the worker"); err != nil {
+				t.Fatal(err)
+			}
+			<-h.Telegram.Arrived()
+			sent := time.Now()
+			res, err := send(t, h, f, "", "nobody takes it")
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := h.WaitJob(t, res.Jobs[0].ID, push.StateExpired, wait+5*time.Second)
+			took := time.Since(sent)
+			t.Logf("expired %s after it was sent (limit %s)", took.Round(time.Millisecond), wait)
+			if took < wait || took > wait+2*time.Second {
+				t.Errorf("expired %s after it was sent, want within 2s after the limit of %s", took, wait)
+			}
+			if want := fmt.Sprintf("not started within the queue-wait limit of %s; points returned", wait); j.Error != want {
+				t.Errorf("error %q, want %q", j.Error, want)
+			}
+			if got := h.Balance(t, f.Account.ID); got != 99 {
+				t.Errorf("balance %d, want 99 (the expired job refunded, the held one charged)", got)
+			}
+		})
 	}
 }
 

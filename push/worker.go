@@ -108,8 +108,7 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 			switch j.State {
 			case StateQueued:
 				if !now.Before(j.ExpiresAt) {
-					msg := fmt.Sprintf("not started within the queue-wait limit of %s", e.limits.QueueWait)
-					_, err := e.settle(ctx, tx, ev, j, StateExpired, msg, "", now)
+					_, err := e.settle(ctx, tx, ev, j, StateExpired, e.expiredMessage(j), "", now)
 					settled = true
 					return err
 				}
