@@ -60,6 +60,7 @@ type Metrics struct {
 	requests      *prometheus.CounterVec
 	latency       *prometheus.HistogramVec
 	jobs          *prometheus.CounterVec
+	resolved      *prometheus.CounterVec
 	platformCalls *prometheus.HistogramVec
 	charged       prometheus.Counter
 	refunded      prometheus.Counter
@@ -69,7 +70,10 @@ type Metrics struct {
 	recvFailures  *prometheus.CounterVec
 }
 
-var _ push.Observer = (*Metrics)(nil)
+var (
+	_ push.Observer           = (*Metrics)(nil)
+	_ push.ResolutionObserver = (*Metrics)(nil)
+)
 
 // New returns a Metrics with every metric registered.
 func New(opts Options) *Metrics {
@@ -91,7 +95,11 @@ func New(opts Options) *Metrics {
 		}, []string{"method", "route"}),
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "jobs_settled_total",
-			Help: "Jobs that reached a settled state (succeeded, failed, canceled, expired, uncertain), by platform and state. An uncertain job resolved later is counted again under its outcome.",
+			Help: "Jobs that reached a settled state (succeeded, failed, canceled, expired, uncertain), by platform and state, each job once: an uncertain job resolved later stays counted as uncertain (see herald_jobs_resolved_total).",
+		}, []string{"platform", "state"}),
+		resolved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "jobs_resolved_total",
+			Help: "Uncertain jobs resolved by a person or a check as succeeded or failed, by platform and outcome.",
 		}, []string{"platform", "state"}),
 		platformCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Subsystem: "platform", Name: "call_duration_seconds",
@@ -123,7 +131,7 @@ func New(opts Options) *Metrics {
 			Help: "Failures of the bots' receivers (long polls, gateways), by platform; each is retried later with a growing wait.",
 		}, []string{"platform"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.jobs, m.platformCalls, m.charged, m.refunded, m.replays, m.rateLimited, m.events, m.recvFailures)
+	m.reg.MustRegister(m.requests, m.latency, m.jobs, m.resolved, m.platformCalls, m.charged, m.refunded, m.replays, m.rateLimited, m.events, m.recvFailures)
 	for _, k := range []push.RequestKind{push.RequestKindSingle, push.RequestKindBatch, push.RequestKindMulti} {
 		m.replays.WithLabelValues(string(k))
 	}
@@ -211,6 +219,11 @@ func (m *Metrics) HTTPRequest(method, route string, status int, d time.Duration)
 // JobSettled implements push.Observer.
 func (m *Metrics) JobSettled(platform string, state push.State) {
 	m.jobs.WithLabelValues(platform, string(state)).Inc()
+}
+
+// JobResolved implements push.ResolutionObserver.
+func (m *Metrics) JobResolved(platform string, state push.State) {
+	m.resolved.WithLabelValues(platform, string(state)).Inc()
 }
 
 // PlatformCall implements push.Observer.

@@ -573,7 +573,10 @@ func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to Stat
 			ev.refunded += nj.Cost
 		}
 	}
-	if to.Settled() {
+	switch {
+	case j.State == StateUncertain:
+		ev.resolved = append(ev.resolved, nj) // it was counted as uncertain
+	case to.Settled():
 		ev.settled = append(ev.settled, nj)
 	}
 	return nj, nil

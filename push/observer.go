@@ -13,7 +13,8 @@ import (
 type Observer interface {
 	// JobSettled reports a job of the platform that reached a final (or,
 	// for uncertain, a waiting) state: succeeded, failed, canceled,
-	// expired or uncertain.
+	// expired or uncertain. Each job is reported once: an uncertain job
+	// resolved later is reported to a ResolutionObserver instead.
 	JobSettled(platform string, state State)
 	// PlatformCall reports one call to a platform and how long it took.
 	// outcome is "ok", or the failed call's Outcome: "definitive",
@@ -33,6 +34,13 @@ type Observer interface {
 	EventHandled(platform string, kind EventKind)
 	// ReceiverFailed reports a failure of a bot's receiver.
 	ReceiverFailed(platform string)
+}
+
+// ResolutionObserver is an Observer that also hears of uncertain jobs
+// resolved as succeeded or failed (Jobs().Resolve), which JobSettled
+// counted once already, as uncertain.
+type ResolutionObserver interface {
+	JobResolved(platform string, state State)
 }
 
 // NopObserver is an Observer that ignores every event (the default).
@@ -67,6 +75,7 @@ func (NopObserver) ReceiverFailed(string) {}
 // however often the store retried the transaction).
 type txEvents struct {
 	settled  []Job // as they stand after their move to a settled state
+	resolved []Job // uncertain jobs resolved, as they stand after
 	refunded int64
 }
 
@@ -84,6 +93,12 @@ func (e *Engine) update(ctx context.Context, fn func(ctx context.Context, tx Tx,
 	}
 	for _, j := range ev.settled {
 		e.obs.JobSettled(j.Platform, j.State)
+		e.handoff.put(j)
+	}
+	for _, j := range ev.resolved {
+		if ro, ok := e.obs.(ResolutionObserver); ok {
+			ro.JobResolved(j.Platform, j.State)
+		}
 		e.handoff.put(j)
 	}
 	if ev.refunded > 0 {

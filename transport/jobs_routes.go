@@ -86,5 +86,8 @@ func jobFields(p schemaParts) []field {
 		req("updatedAt", str("When the job last changed.").with("format", "date-time")),
 		req("startedAt", str("When sending started; null while queued.").with("format", "date-time").orNull()),
 		req("finishedAt", str("When the job settled; null while pending.").with("format", "date-time").orNull()),
+		opt("resolvedAt", str("Extension: when an uncertain job was resolved as succeeded or failed (absent: it was not).").with("format", "date-time")),
+		opt("resolvedBy", str("Extension: who resolved it, as the audit trail names them.")),
+		opt("note", str("Extension: the note given when it was resolved.")),
 	}
 }

@@ -67,6 +67,11 @@ type JobView struct {
 	UpdatedAt     time.Time  `json:"updatedAt"`
 	StartedAt     *time.Time `json:"startedAt"`
 	FinishedAt    *time.Time `json:"finishedAt"`
+	// ResolvedAt, ResolvedBy and Note are set on an uncertain job
+	// resolved by a person or a check (an extension of the contract).
+	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
+	ResolvedBy string     `json:"resolvedBy,omitempty"`
+	Note       string     `json:"note,omitempty"`
 }
 
 func optTime(t time.Time) *time.Time {
@@ -95,6 +100,9 @@ func NewJobView(j push.Job) JobView {
 		UpdatedAt:     j.UpdatedAt.UTC(),
 		StartedAt:     optTime(j.StartedAt),
 		FinishedAt:    optTime(j.FinishedAt),
+		ResolvedAt:    optTime(j.ResolvedAt),
+		ResolvedBy:    j.ResolvedBy,
+		Note:          j.Note,
 	}
 	if j.TargetID != 0 {
 		id := j.TargetID

@@ -221,3 +221,27 @@ func TestAdminBotCreateVerify(t *testing.T) {
 		t.Fatalf("bot create --verify printed %v", got)
 	}
 }
+
+// TestAdminJobResolve: herald admin job resolve settles an uncertain job,
+// drops its "check it, then resolve" error and prints who resolved it,
+// when, and the note.
+func TestAdminJobResolve(t *testing.T) {
+	s := startAdminServe(t, nil, "--sync-wait", "2s")
+	s.tg.DropNext(1)
+	status, data := s.send(t, 1, "answer lost")
+	if status != http.StatusAccepted || data["uncertain"] != true {
+		t.Fatalf("dropped send: %d %v", status, data)
+	}
+	id := data["jobId"].(string)
+	if j := s.run(t, "job", "show", "--id", id); !strings.Contains(fmt.Sprint(j["error"]), "check it, then resolve") {
+		t.Fatalf("uncertain job: %v", j)
+	}
+	j := s.run(t, "job", "resolve", "--id", id, "--outcome", "succeeded", "--note", "seen in the chat")
+	shown := s.run(t, "job", "show", "--id", id)
+	for _, got := range []map[string]any{j, shown} {
+		at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(got["resolvedAt"]))
+		if got["status"] != "succeeded" || got["error"] != nil || got["resolvedBy"] != "system" || err != nil || time.Since(at) > time.Minute || got["note"] != "seen in the chat" {
+			t.Errorf("resolved job: %v; want succeeded, no error, resolvedBy system (the admin command), resolvedAt now, the note", got)
+		}
+	}
+}
