@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -325,6 +326,20 @@ func (f *inflight) idle() <-chan struct{} {
 		return c
 	}
 	return f.zero
+}
+
+// RedisLogger sends go-redis's log lines (failed dials, pool errors) to
+// a slog logger as warnings, instead of plain lines on stderr. go-redis
+// has one logger for the whole process: a program sets it once, where it
+// makes its own logger, with redis.SetLogger(queue.NewRedisLogger(log)).
+type RedisLogger struct{ log *slog.Logger }
+
+// NewRedisLogger returns a RedisLogger writing to log.
+func NewRedisLogger(log *slog.Logger) RedisLogger { return RedisLogger{log} }
+
+// Printf implements go-redis's logger.
+func (l RedisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis: "+strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "))
 }
 
 // asynqLogger sends asynq's logs to slog.

@@ -12,8 +12,10 @@ import (
 	"github.com/heraldpush/herald/internal/node"
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/queue"
 	"github.com/heraldpush/herald/transport"
 	"github.com/heraldpush/herald/transport/console"
+	"github.com/redis/go-redis/v9"
 )
 
 // nodeParts are the optional parts of a node beside its engine: the
@@ -78,6 +80,9 @@ func openNode(ctx context.Context, ef *engineFlags, workers int, log *slog.Logge
 		if c.Redis, err = ef.redisOptions(); err != nil {
 			return nil, err
 		}
+		// go-redis logs through one logger per process: this one, so
+		// that its lines are records of Herald's log, JSON when it is.
+		redis.SetLogger(queue.NewRedisLogger(log))
 	}
 	return node.Open(ctx, c)
 }

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,5 +105,72 @@ func TestScaleOutPostgresStoppedDuringSends(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("server output:\n%s", a.Output())
+	}
+}
+
+// TestScaleOutRedisDownReadyzAndLogs: herald serve with --redis checks
+// Redis in /readyz (ready while it answers, 503 naming it while it is
+// away, ready again when it is back); and a node whose Redis refuses
+// connections logs the complaints of go-redis and asynq as records of its
+// JSON log, never as plain lines inside it.
+func TestScaleOutRedisDownReadyzAndLogs(t *testing.T) {
+	t.Parallel()
+	pg := testkit.PostgresURL(t)
+	proxy := testkit.NewProxy(t, testkit.HostPort(t, testkit.RedisURL(t)))
+	c := newScaleOut(t, pg, pg, testkit.WithHost(t, testkit.RedisURL(t), proxy.Addr()))
+	a := testkit.StartServe(t, heraldBin, c.env, "--log-format", "json")
+	ready := func(p *testkit.Process) (int, map[string]any) {
+		r := p.CallRoot(t, "GET", "/readyz")
+		checks, _ := r.JSON()["checks"].(map[string]any)
+		return r.Status, checks
+	}
+	if status, checks := ready(a); status != http.StatusOK || checks["redis"] != "ok" || checks["database"] != "ok" {
+		t.Fatalf("/readyz with Redis up: %d %v; want 200 with database and redis ok", status, checks)
+	}
+	proxy.Cut()
+	if status, checks := ready(a); status != http.StatusServiceUnavailable || checks["redis"] != "failing" || checks["database"] != "ok" {
+		t.Fatalf("/readyz with Redis down: %d %v; want 503 naming redis as failing", status, checks)
+	}
+	proxy.Restore()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if status, _ := ready(a); status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz did not answer 200 once Redis was back")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// A node whose Redis port is closed: go-redis fails its dials, asynq
+	// its polls.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	b := testkit.StartServe(t, heraldBin, slices.Concat(c.env, []string{"HERALD_REDIS=redis://" + closed + "/0"}), "--log-format", "json")
+	if status, checks := ready(b); status != http.StatusServiceUnavailable || checks["redis"] != "failing" {
+		t.Fatalf("/readyz with Redis refusing connections: %d %v; want 503 naming redis as failing", status, checks)
+	}
+	sawRedis, sawAsynq := false, false
+	for deadline := time.Now().Add(15 * time.Second); !(sawRedis && sawAsynq) && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		sawRedis, sawAsynq = false, false
+		for _, line := range testkit.Lines(b.Output()) {
+			if strings.HasPrefix(line, "herald listening on ") { // stdout: where it listens
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil || m["level"] == nil || m["msg"] == nil {
+				t.Fatalf("a line of the JSON log is not a JSON record: %q", line)
+			}
+			msg, _ := m["msg"].(string)
+			sawRedis = sawRedis || strings.HasPrefix(msg, "redis: ")
+			sawAsynq = sawAsynq || strings.HasPrefix(msg, "asynq: ")
+		}
+	}
+	if !sawRedis || !sawAsynq {
+		t.Errorf("with Redis refusing connections, the log has go-redis records %v and asynq records %v; want both", sawRedis, sawAsynq)
 	}
 }
