@@ -63,7 +63,11 @@ func TestScaleOutPostgresStoppedDuringSends(t *testing.T) {
 	}
 	// Stop the database while sends are at the platform.
 	for range 15 {
-		<-c.tg.Arrived()
+		select {
+		case <-c.tg.Arrived():
+		case <-time.After(30 * time.Second):
+			t.Fatal("the sends did not reach the platform")
+		}
 	}
 	pg.Stop()
 	stopped := time.Now()

@@ -34,7 +34,7 @@ type PostgresServer struct {
 // test).
 func StartPostgresServer(tb testing.TB) *PostgresServer {
 	tb.Helper()
-	PostgresURL(tb) // skips, or fails in CI, without the test services
+	needService(tb, envPostgres, "PostgreSQL") // skips, or fails in CI, without the test services
 	bin := needService(tb, envPGBin, "PostgreSQL")
 	// Not tb.TempDir: its parents are private to root, where the cluster's
 	// own user could not reach its files.
