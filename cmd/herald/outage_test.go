@@ -20,8 +20,8 @@ import (
 // TestScaleOutPostgresStoppedDuringSends: PostgreSQL stops for 3 s while
 // 100 sends are being delivered. A worker that knew the platform's answer
 // keeps trying to record it until the database is back, so every job ends
-// succeeded (none uncertain) and each message arrived once. Sends made
-// during the outage are refused with 503 and made again.
+// succeeded (none uncertain) and each message arrived once. A send the
+// API refuses with 503 during the outage (nothing written) is made again.
 func TestScaleOutPostgresStoppedDuringSends(t *testing.T) {
 	t.Parallel()
 	pg := testkit.StartPostgresServer(t) // private: this test stops it
