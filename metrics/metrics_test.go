@@ -18,29 +18,6 @@ import (
 	"github.com/heraldpush/herald/push"
 )
 
-// scrape reads /metrics into series name{labels} → value, Herald's own
-// metrics only.
-func scrape(t *testing.T, h *testkit.Herald) map[string]float64 {
-	t.Helper()
-	r := h.CallRoot(t, "GET", "/metrics")
-	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") {
-		t.Fatalf("GET /metrics: %d %v\n%s", r.Status, r.Header, r.Body)
-	}
-	out := make(map[string]float64)
-	for _, line := range strings.Split(string(r.Body), "\n") {
-		if !strings.HasPrefix(line, "herald_") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out
-}
-
 // pick returns the series whose names start with one of the prefixes.
 func pick(all map[string]float64, prefixes ...string) map[string]float64 {
 	out := make(map[string]float64)
@@ -93,7 +70,7 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 		return r
 	}
 	// Before anything: every series of the platforms exists at zero.
-	start := scrape(t, h)
+	start := h.Scrape(t)
 	if v, ok := start[`herald_jobs_settled_total{platform="telegram",state="expired"}`]; !ok || v != 0 {
 		t.Fatalf("no zero series for telegram before its first job: %v", pick(start, "herald_jobs"))
 	}
@@ -156,11 +133,11 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 			break
 		}
 	}
-	during := scrape(t, h)
+	during := h.Scrape(t)
 	if c := h.Call(t, "POST", "/openapi/queue/"+queued[0]+"/cancel", f.Key, nil); c.Status != 200 {
 		t.Fatalf("cancel: %d %s", c.Status, c.Body)
 	}
-	afterCancel := scrape(t, h)
+	afterCancel := h.Scrape(t)
 	h.Telegram.Unblock()
 	wg.Wait()
 	if diff := cmp.Diff([]int{200, 200}, answers); diff != "" {
@@ -180,7 +157,7 @@ func TestMetricsAfterARunOfSends(t *testing.T) {
 	}
 	h.CallRoot(t, "GET", "/nowhere/"+queued[0]) // an unmatched path is counted without its raw path
 
-	end := scrape(t, h)
+	end := h.Scrape(t)
 	backlog := func(m map[string]float64) map[string]float64 {
 		return pick(m, "herald_backlog", "herald_platform_backlog")
 	}

@@ -2,7 +2,6 @@ package transport_test
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,26 +9,6 @@ import (
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 )
-
-// settledSeries reads the jobs_settled_total and jobs_resolved_total
-// series of Telegram from /metrics.
-func settledSeries(t *testing.T, h *testkit.Herald) map[string]float64 {
-	t.Helper()
-	r := h.CallRoot(t, "GET", "/metrics")
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(r.Body), "\n") {
-		if !strings.HasPrefix(line, "herald_jobs_settled_total{") && !strings.HasPrefix(line, "herald_jobs_resolved_total{") || !strings.Contains(line, `platform="telegram"`) {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out
-}
 
 // TestResolveUncertainJob: a job resolved through the management API
 // drops its "check it, then resolve" error, shows who resolved it, when,
@@ -73,7 +52,7 @@ func TestResolveUncertainJob(t *testing.T) {
 				t.Errorf("resolved job: resolvedBy %q, resolvedAt %v (%v), note %v; want who, when and the note", by, d["resolvedAt"], err, d["note"])
 			}
 
-			got := settledSeries(t, h)
+			got := h.Scrape(t)
 			want := map[string]float64{
 				`herald_jobs_settled_total{platform="telegram",state="uncertain"}`:                1,
 				`herald_jobs_settled_total{platform="telegram",state="succeeded"}`:                0,
