@@ -18,9 +18,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// errHelp reports that -h was asked for and the usage was printed.
-var errHelp = errors.New("help requested")
-
 // envName is a flag's environment twin: --rate-limit → HERALD_RATE_LIMIT.
 func envName(flagName string) string {
 	return "HERALD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
@@ -35,7 +32,7 @@ func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error 
 		if withEnv != nil && !withEnv[f.Name] {
 			return
 		}
-		f.Usage += " (env " + envName(f.Name) + ")"
+		markTwin(f)
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && envErr == nil {
 			if err := f.Value.Set(v); err != nil {
 				envErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)
@@ -62,9 +59,14 @@ func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error 
 // and the help (-h) as a helpRequest, which goes to stdout.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("herald "+name, flag.ContinueOnError)
-	quietUsage(fs)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
+
+// markTwin names a flag's environment twin in its usage:
+// "(env HERALD_RATE_LIMIT)".
+func markTwin(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" }
 
 // engineFlags are the settings of the engine shared by serve, admin and
 // demo.

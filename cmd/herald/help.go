@@ -3,26 +3,24 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
-	"reflect"
 	"strings"
 )
 
 // helpRequest is what parseFlags returns when -h (or --help) was given:
 // the command's help, which the caller prints on stdout before exiting 0.
-// It is errHelp for errors.Is.
 type helpRequest struct{ text string }
 
-func (h *helpRequest) Error() string        { return errHelp.Error() }
-func (h *helpRequest) Is(target error) bool { return target == errHelp }
+func (h *helpRequest) Error() string { return "help requested" }
 
 // commandDoc is what a command's help says beside its flags.
 type commandDoc struct {
 	usage    string   // the arguments after the command's name
 	about    string   // what the command does, a sentence or two
 	examples []string // command lines, each optionally followed by "  # comment"
-	hidden   map[string]bool
-	footer   string // printed after the flags
+	// own defines the command's own flags into a flag set, when its flag
+	// set also holds shared ones that the help leaves to another page.
+	own    func(fs *flag.FlagSet)
+	footer string // printed after the flags
 }
 
 // commandDocs returns the help of the command a flag set is named after
@@ -85,8 +83,8 @@ func commandDocs(name string) commandDoc {
 	return commandDoc{usage: "[flags]"}
 }
 
-// helpText renders a command's help: usage, what it does, its flags
-// (those in doc.hidden left out) in the flag package's format, and
+// helpText renders a command's help: usage, what it does, its flags (its
+// own alone when doc.own says which) in the flag package's format, and
 // examples.
 func helpText(fs *flag.FlagSet, doc commandDoc) string {
 	var b strings.Builder
@@ -94,12 +92,13 @@ func helpText(fs *flag.FlagSet, doc commandDoc) string {
 	if doc.about != "" {
 		fmt.Fprintf(&b, "\n%s\n", doc.about)
 	}
+	if doc.own != nil {
+		fs = flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		doc.own(fs)
+	}
 	var flags strings.Builder
-	fs.VisitAll(func(f *flag.Flag) {
-		if !doc.hidden[f.Name] {
-			printFlag(&flags, f)
-		}
-	})
+	fs.SetOutput(&flags)
+	fs.PrintDefaults()
 	if flags.Len() > 0 {
 		b.WriteString("\nFlags:\n")
 		b.WriteString(flags.String())
@@ -116,58 +115,6 @@ func helpText(fs *flag.FlagSet, doc commandDoc) string {
 	return b.String()
 }
 
-// quietUsage makes a flag set print nothing by itself: a parse error
-// reaches the user once, through the returned error, with a pointer to
-// the help; the help goes to stdout through helpRequest.
-func quietUsage(fs *flag.FlagSet) {
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-}
-
-// printFlag writes one flag as flag.PrintDefaults does, its default being
-// the one it was defined with (not a value the environment or an earlier
-// argument gave it).
-func printFlag(w io.Writer, f *flag.Flag) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "  -%s", f.Name)
-	typ, usage := flag.UnquoteUsage(f)
-	if typ != "" {
-		b.WriteString(" " + typ)
-	}
-	if b.Len() <= 4 {
-		b.WriteString("\t")
-	} else {
-		b.WriteString("\n    \t")
-	}
-	b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
-	if !zeroDefault(f) {
-		if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
-			fmt.Fprintf(&b, " (default %q)", f.DefValue)
-		} else {
-			fmt.Fprintf(&b, " (default %v)", f.DefValue)
-		}
-	}
-	fmt.Fprintln(w, b.String())
-}
-
-// zeroDefault reports whether a flag's default is its type's zero value,
-// which the help leaves unsaid.
-func zeroDefault(f *flag.Flag) bool {
-	t := reflect.TypeOf(f.Value)
-	var z reflect.Value
-	if t.Kind() == reflect.Pointer {
-		z = reflect.New(t.Elem())
-	} else {
-		z = reflect.Zero(t)
-	}
-	v, ok := z.Interface().(flag.Value)
-	if !ok {
-		return f.DefValue == ""
-	}
-	defer func() { _ = recover() }() // a Value whose String needs more than its zero
-	return f.DefValue == v.String()
-}
-
 // adminDoc is the help of one admin command: its own arguments and an
 // example of its noun; the engine's flags every admin command takes are
 // listed once, by "herald admin -h".
@@ -178,7 +125,7 @@ func adminDoc(name string) (commandDoc, bool) {
 		}
 		return commandDoc{
 			usage:    c.synopsis,
-			hidden:   (&engineFlags{}).names(),
+			own:      c.make().flags,
 			footer:   "Every admin command also takes the database flags (--db, --secret-key-file, …) that \"herald admin -h\" lists.",
 			examples: adminExamples(c.noun),
 		}, true
@@ -226,14 +173,10 @@ func adminHelp(noun string) (string, bool) {
 		fs := newFlagSet("admin")
 		var ef engineFlags
 		ef.register(fs)
+		fs.VisitAll(markTwin)
 		b.WriteString("\nFlags of every admin command:\n")
-		names := ef.names()
-		fs.VisitAll(func(f *flag.Flag) {
-			if names[f.Name] {
-				f.Usage += " (env " + envName(f.Name) + ")"
-				printFlag(&b, f)
-			}
-		})
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
 		return b.String(), true
 	}
 	found := false
