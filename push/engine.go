@@ -43,8 +43,8 @@ type Options struct {
 	// ago than any live worker takes (the send window, one platform call
 	// and a minute).
 	Shared bool
-	// SweepInterval is how often old idempotency records are deleted
-	// (default 30 s). Queued jobs past their queue-wait limit are expired
+	// SweepInterval is how often what the retention no longer keeps (old
+	// jobs, idempotency records, event ids) is deleted (default 30 s). Queued jobs past their queue-wait limit are expired
 	// every second, or every SweepInterval when it is shorter.
 	SweepInterval time.Duration
 	// ReconcileInterval, when set, is how often the reconciler runs (see
@@ -160,6 +160,9 @@ func New(opts Options) (*Engine, error) {
 		prefixes:  make(map[string]bool),
 		opts:      opts,
 		halted:    make(chan struct{}),
+	}
+	if l := e.limits; l.JobRetention > 0 && l.JobRetention < l.IdempotencyTTL {
+		return nil, fmt.Errorf("push: the job retention (%s) is shorter than the idempotency records' (%s): a request sent again with its Idempotency-Key would find its jobs gone; keep jobs at least as long", l.JobRetention, l.IdempotencyTTL)
 	}
 	for name, p := range opts.Platforms {
 		e.platforms[name] = p
@@ -294,8 +297,12 @@ func (e *Engine) background(ctx context.Context) {
 		e.runReceivers(ctx)
 	}()
 	defer func() { <-receivers }()
-	sweep := time.NewTicker(e.opts.SweepInterval)
-	defer sweep.Stop()
+	forgetting := make(chan struct{})
+	go func() {
+		defer close(forgetting)
+		e.forgetEvery(ctx, e.opts.SweepInterval)
+	}()
+	defer func() { <-forgetting }()
 	// Expiry looks often, so that a job expires within moments of its
 	// limit, however short: the query reads the index of queued jobs,
 	// which the backlog limits keep small.
@@ -311,10 +318,6 @@ func (e *Engine) background(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-sweep.C:
-			if err := e.Sweep(ctx); err != nil && ctx.Err() == nil {
-				e.log.Warn("sweep failed", "err", err)
-			}
 		case <-expiry.C:
 			if err := e.expireQueued(ctx); err != nil && ctx.Err() == nil {
 				e.log.Warn("expiring queued jobs failed", "err", err)
@@ -398,27 +401,14 @@ func (e *Engine) recoverStale(ctx context.Context) error {
 }
 
 // Sweep expires queued jobs that passed their queue-wait limit (returning
-// their points) and deletes idempotency records older than the retention.
-// It runs every SweepInterval after Start (and expiry alone every second
-// as well); tests call it directly.
+// their points) and deletes what the retention no longer keeps (see
+// forget). After Start, expiry runs every second and the deletions every
+// SweepInterval, apart from each other; tests call Sweep directly.
 func (e *Engine) Sweep(ctx context.Context) error {
 	if err := e.expireQueued(ctx); err != nil {
 		return err
 	}
-	now := e.clock.Now()
-	n, err := e.store.DeleteIdempotencyBefore(ctx, now.Add(-e.limits.IdempotencyTTL))
-	if err != nil {
-		return err
-	}
-	// Platforms deliver an event again for a day at most: its id is kept
-	// a week.
-	if _, err := e.store.ForgetEventsBefore(ctx, now.Add(-7*24*time.Hour)); err != nil {
-		return err
-	}
-	if n > 0 {
-		e.log.Info("idempotency records deleted", "count", n)
-	}
-	return nil
+	return e.forget(ctx)
 }
 
 // expiryInterval is how often queued jobs are checked for their

@@ -28,7 +28,7 @@ func (s *JobService) Get(ctx context.Context, p Principal, id string) (Job, erro
 }
 
 func jobNotFound(id string) error {
-	return Errorf(NotFound, "job_not_found", "job %s does not exist in your account: check the job id", id)
+	return Errorf(NotFound, "job_not_found", "job %s does not exist in your account: check the job id (a job that ended is deleted after the job retention, 90 days unless the server sets another)", id)
 }
 
 // Keyed is what an idempotency key stands for: the kind of request it was

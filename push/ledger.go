@@ -19,6 +19,10 @@ const (
 	LedgerAdjust  LedgerKind = "adjust"  // an operator set the balance
 	LedgerInitial LedgerKind = "initial" // the initial points, at creation or first sign-in
 	LedgerGrant   LedgerKind = "grant"   // an operator granted or deducted points, with a reason
+	// LedgerSummary is the sum of the charges and refunds of one month's
+	// jobs, written when the jobs were deleted after the job retention
+	// (Limits.JobRetention); At is the first instant of the month (UTC).
+	LedgerSummary LedgerKind = "summary"
 )
 
 // LedgerEntry is one movement of an account's points. Amount is positive

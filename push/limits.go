@@ -13,6 +13,12 @@ type Limits struct {
 	BacklogTotal   int           // queued + running jobs of the whole service; default 1000
 	QueueWait      time.Duration // a job not started within this time expires; default 1 h
 	IdempotencyTTL time.Duration // how long idempotency records are kept; default 30 days
+	// JobRetention is how long a job that ended for good (succeeded,
+	// failed, canceled, expired) is kept after its last change; default
+	// 90 days; negative keeps jobs forever. An uncertain job is kept until
+	// someone resolves it. It cannot be shorter than IdempotencyTTL: a
+	// replayed request must find its jobs.
+	JobRetention   time.Duration
 	SendWindow     time.Duration // how long a started job may retry retryable platform errors; default 1 min
 	AttemptTimeout time.Duration // the time cap of one platform call; default 30 s
 }
@@ -28,6 +34,7 @@ func DefaultLimits() Limits {
 		BacklogTotal:   1000,
 		QueueWait:      time.Hour,
 		IdempotencyTTL: 30 * 24 * time.Hour,
+		JobRetention:   90 * 24 * time.Hour,
 		SendWindow:     time.Minute,
 		AttemptTimeout: 30 * time.Second,
 	}
@@ -59,6 +66,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.IdempotencyTTL <= 0 {
 		l.IdempotencyTTL = d.IdempotencyTTL
+	}
+	if l.JobRetention == 0 {
+		l.JobRetention = d.JobRetention
 	}
 	if l.SendWindow <= 0 {
 		l.SendWindow = d.SendWindow

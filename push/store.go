@@ -22,6 +22,14 @@ type Store interface {
 	Update(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// Ping checks that the store can be reached.
 	Ping(ctx context.Context) error
+	// PruneJobs deletes, in a transaction of its own, at most limit of the
+	// jobs that ended for good (succeeded, failed, canceled, expired) and
+	// last changed before before, oldest first, with what hangs on them
+	// (their replies). Their charges and refunds become one row of kind
+	// LedgerSummary per account and month of the rows, so that the ledger
+	// still sums to the balance. It returns how many jobs it deleted, and
+	// may then give the freed space back to the file system.
+	PruneJobs(ctx context.Context, before time.Time, limit int) (int, error)
 	// Close releases the store's resources.
 	Close() error
 }
@@ -180,7 +188,9 @@ type Tx interface {
 
 	Idempotency(ctx context.Context, accountID int64, key string) (IdempotencyRecord, error)
 	CreateIdempotency(ctx context.Context, r *IdempotencyRecord) error
-	DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64, error)
+	// DeleteIdempotencyBefore deletes at most limit idempotency records
+	// made before t, oldest first, and returns how many it deleted.
+	DeleteIdempotencyBefore(ctx context.Context, t time.Time, limit int) (int64, error)
 
 	// ReserveBacklog counts n more active jobs for each bot in perBot,
 	// refusing (TooMany "backlog_full", nothing counted) when a bot would

@@ -40,6 +40,10 @@ type dialect struct {
 	// inProcess says that the database runs in the process, where a
 	// statement is over in microseconds (see queries.quick).
 	inProcess bool
+	// reclaim gives pages freed by deletions back to the file system
+	// after the retention deleted jobs; "" where the database does it
+	// itself (PostgreSQL's autovacuum makes their space reusable).
+	reclaim string
 	// migrationLock and migrationUnlock take and release a session lock
 	// that serializes migrating among processes; "" where the migrations'
 	// own transactions do.

@@ -41,8 +41,8 @@ func (q queries) CreateIdempotency(ctx context.Context, r *push.IdempotencyRecor
 }
 
 // DeleteIdempotencyBefore implements push.Tx.
-func (q queries) DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64, error) {
-	res, err := q.w.NewDelete().Model((*idempotencyRow)(nil)).Where("created_ms < ?", toMs(t)).Exec(ctx)
+func (q queries) DeleteIdempotencyBefore(ctx context.Context, t time.Time, limit int) (int64, error) {
+	res, err := q.w.NewRaw("DELETE FROM idempotency WHERE (account_id, idem_key) IN (SELECT account_id, idem_key FROM idempotency WHERE created_ms < ? ORDER BY created_ms LIMIT ?)", toMs(t), limit).Exec(ctx)
 	if err != nil {
 		return 0, q.fail(err, "delete idempotency records")
 	}

@@ -209,7 +209,7 @@ func TestStoreCRUD(t *testing.T) {
 		if got, err := s.Idempotency(ctx, a.ID, "k1"); err != nil || !cmp.Equal(got, rec) {
 			t.Fatalf("Idempotency = %+v, %v; want %+v", got, err, rec)
 		}
-		if n, err := s.DeleteIdempotencyBefore(ctx, t0.Add(time.Second)); n != 1 || err != nil {
+		if n, err := s.DeleteIdempotencyBefore(ctx, t0.Add(time.Second), 100); n != 1 || err != nil {
 			t.Fatalf("DeleteIdempotencyBefore = %d, %v", n, err)
 		}
 		if _, err := s.Idempotency(ctx, a.ID, "k1"); push.KindOf(err) != push.NotFound {
@@ -659,7 +659,7 @@ func TestStoreMigrationsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"20261121000001 applied", "20261121000002 applied", "20261121000003 applied", "20261124000004 applied", "20261124000005 applied", "20261124000006 applied", "20261124000007 applied", "20261125000010 applied"}
+		want := []string{"20261121000001 applied", "20261121000002 applied", "20261121000003 applied", "20261124000004 applied", "20261124000005 applied", "20261124000006 applied", "20261124000007 applied", "20261125000010 applied", "20261125000020 applied"}
 		if diff := cmp.Diff(want, status); diff != "" {
 			t.Fatalf("migration status (-want +got):\n%s", diff)
 		}

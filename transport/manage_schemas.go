@@ -124,7 +124,7 @@ func objectSchemas() map[string]Schema {
 			req("id", idField("Entry id.")),
 			req("accountId", idField("The account.")),
 			req("jobId", str("The job of a charge or a refund; null for others.").with("format", "uuid").orNull()),
-			req("kind", str("charge, refund, initial, grant or adjust.").with("enum", []string{"charge", "refund", "initial", "grant", "adjust"})),
+			req("kind", str("charge, refund, initial, grant, adjust, or summary: the charges and refunds of one month's jobs, summed when the jobs were deleted after the job retention.").with("enum", []string{"charge", "refund", "initial", "grant", "adjust", "summary"})),
 			req("amount", integer("Points added (negative: taken).")),
 			req("at", timeField("When")),
 			req("note", str("Why: a grant's reason, what an initial entry is."))),

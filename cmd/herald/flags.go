@@ -77,6 +77,7 @@ type engineFlags struct {
 	rateLimit      int
 	syncWait       time.Duration
 	queueWait      time.Duration
+	jobRetention   time.Duration
 	backlogBot     int
 	backlogTotal   int
 	keyPrefix      string
@@ -102,6 +103,7 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.rateLimit, "rate-limit", d.RatePerMinute, "requests per minute per API key (0 or less: no limit)")
 	fs.DurationVar(&e.syncWait, "sync-wait", d.SyncWait, "how long a send waits for delivery before answering 202")
 	fs.DurationVar(&e.queueWait, "queue-wait", d.QueueWait, "a job not started within this time expires and its points are returned")
+	fs.DurationVar(&e.jobRetention, "job-retention", d.JobRetention, "how long a job that ended (succeeded, failed, canceled, expired) is kept before it is deleted, its charges and refunds summed per month in the ledger; uncertain jobs are kept until resolved (0: keep jobs forever; at least 720h, the idempotency records' retention)")
 	fs.IntVar(&e.backlogBot, "backlog-bot", d.BacklogPerBot, "most queued and running jobs per bot")
 	fs.IntVar(&e.backlogTotal, "backlog-total", d.BacklogTotal, "most queued and running jobs in all")
 	fs.StringVar(&e.keyPrefix, "key-prefix", push.DefaultKeyPrefix, "prefix of newly generated API keys")
@@ -143,6 +145,8 @@ func (e *engineFlags) validate() error {
 		return errors.New("--sync-wait must be positive")
 	case e.queueWait <= 0:
 		return errors.New("--queue-wait must be positive")
+	case e.jobRetention < 0 || e.jobRetention > 0 && e.jobRetention < push.DefaultLimits().IdempotencyTTL:
+		return fmt.Errorf("--job-retention must be 0 (keep jobs forever) or at least %s: a request sent again with its Idempotency-Key within that time must find its jobs", push.DefaultLimits().IdempotencyTTL)
 	case e.backlogBot <= 0 || e.backlogTotal <= 0:
 		return errors.New("--backlog-bot and --backlog-total must be positive")
 	case e.initialPoints < 0:
@@ -206,7 +210,12 @@ func (e *engineFlags) limits() push.Limits {
 	if rate <= 0 {
 		rate = -1
 	}
+	retention := e.jobRetention
+	if retention == 0 {
+		retention = -1 // push reads 0 as "default"; negative keeps jobs forever
+	}
 	return push.Limits{
+		JobRetention:  retention,
 		RatePerMinute: rate,
 		SyncWait:      e.syncWait,
 		QueueWait:     e.queueWait,

@@ -80,6 +80,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"serve", "--bogus"}, `herald: flag provided but not defined: -bogus ("herald serve -h" lists its flags)`},
 		{[]string{"migrate", "extra"}, `herald: unexpected argument "extra" ("herald migrate -h" lists its flags)`},
 		{[]string{"bench", "--concurrency", "many"}, `("herald bench -h" lists its flags)`},
+		{[]string{"serve", "--job-retention", "24h"}, "--job-retention must be 0 (keep jobs forever) or at least 720h0m0s"},
+		{[]string{"serve", "--job-retention", "-1s"}, "--job-retention must be 0"},
 		{[]string{"admin", "bot", "create", "--bogus"}, `herald admin: flag provided but not defined: -bogus ("herald admin bot create -h" lists its flags)`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

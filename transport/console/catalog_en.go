@@ -57,7 +57,7 @@ func englishWords() map[string]string {
 		"dashboard.nothing":        "Nothing needs your attention.",
 
 		"points.title": "Points", "points.balance": "Balance:", "points.ledger": "Ledger", "points.empty": "No movements yet.",
-		"ledger.charge": "charge", "ledger.refund": "refund", "ledger.adjust": "adjustment", "ledger.initial": "initial points", "ledger.grant": "grant",
+		"ledger.charge": "charge", "ledger.refund": "refund", "ledger.adjust": "adjustment", "ledger.initial": "initial points", "ledger.grant": "grant", "ledger.summary": "monthly sum of old jobs",
 
 		"bots.title": "Bots", "bots.empty": "No bots yet: make one below.", "bots.new": "New bot", "bots.new_submit": "Continue",
 		"bots.unnamed": "(no name)",

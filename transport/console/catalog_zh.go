@@ -57,7 +57,7 @@ func chineseWords() map[string]string {
 		"dashboard.nothing":        "暂无需要处理的任务。",
 
 		"points.title": "点数", "points.balance": "余额：", "points.ledger": "明细", "points.empty": "暂无变动。",
-		"ledger.charge": "扣费", "ledger.refund": "退还", "ledger.adjust": "调整", "ledger.initial": "初始点数", "ledger.grant": "发放",
+		"ledger.charge": "扣费", "ledger.refund": "退还", "ledger.adjust": "调整", "ledger.initial": "初始点数", "ledger.grant": "发放", "ledger.summary": "旧任务月度汇总",
 
 		"bots.title": "机器人", "bots.empty": "还没有机器人：在下方创建一个。", "bots.new": "新建机器人", "bots.new_submit": "继续",
 		"bots.unnamed": "（未命名）",

@@ -80,7 +80,7 @@ func TestEveryKeyIsInTheCatalog(t *testing.T) {
 	for _, s := range push.States() {
 		used = append(used, "state."+string(s))
 	}
-	for _, k := range []push.LedgerKind{push.LedgerCharge, push.LedgerRefund, push.LedgerAdjust, push.LedgerInitial, push.LedgerGrant} {
+	for _, k := range []push.LedgerKind{push.LedgerCharge, push.LedgerRefund, push.LedgerAdjust, push.LedgerInitial, push.LedgerGrant, push.LedgerSummary} {
 		used = append(used, "ledger."+string(k))
 	}
 	used = append(used, "type.user", "type.group", "role.member", "role.operator", "status.active", "status.suspended",

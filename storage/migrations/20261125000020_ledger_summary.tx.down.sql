@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS points_ledger_summary;
