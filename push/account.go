@@ -52,15 +52,15 @@ type AccountService struct{ e *Engine }
 // Accounts returns the verbs on accounts.
 func (e *Engine) Accounts() *AccountService { return &e.accounts }
 
-// maxName bounds the names of accounts, bots and targets.
-const maxName = 200
+// MaxName bounds the names of accounts, bots and targets, in characters.
+const MaxName = 200
 
 func validateName(what, name string) error {
 	if strings.TrimSpace(name) == "" {
 		return fieldErrorf(FieldName, "invalid_name", "the %s name is empty: give a name", what)
 	}
-	if utf8.RuneCountInString(name) > maxName || !utf8.ValidString(name) {
-		return fieldErrorf(FieldName, "invalid_name", "the %s name must be valid UTF-8 of at most %d characters", what, maxName).with("", maxName)
+	if utf8.RuneCountInString(name) > MaxName || !utf8.ValidString(name) {
+		return fieldErrorf(FieldName, "invalid_name", "the %s name must be valid UTF-8 of at most %d characters", what, MaxName).with("", MaxName)
 	}
 	return nil
 }

@@ -285,7 +285,7 @@ func (e *Engine) bindFromChat(ctx context.Context, b Bot, ev Event, code string,
 	if name == "" {
 		name = ev.Address
 	}
-	t := Target{BotID: b.ID, Type: ev.Type, Address: ev.Address, Name: truncate(name, maxName), CreatedAt: now}
+	t := Target{BotID: b.ID, Type: ev.Type, Address: ev.Address, Name: truncate(name, MaxName), CreatedAt: now}
 	already := false
 	p := Principal{Role: RoleMember, AccountID: b.AccountID}
 	err = e.audited(ctx, p, b.AccountID, "target.bind", "", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {

@@ -78,8 +78,8 @@ func (s *JobService) Resolve(ctx context.Context, p Principal, id string, outcom
 		return Job{}, Errorf(Invalid, "invalid_outcome", "an uncertain job can be resolved as succeeded or failed, not %q", truncate(string(outcome), 40))
 	}
 	note = strings.TrimSpace(note)
-	if utf8.RuneCountInString(note) > maxNote || !utf8.ValidString(note) {
-		return Job{}, Errorf(Invalid, "invalid_note", "the note must be valid UTF-8 of at most %d characters", maxNote)
+	if utf8.RuneCountInString(note) > MaxNote || !utf8.ValidString(note) {
+		return Job{}, Errorf(Invalid, "invalid_note", "the note must be valid UTF-8 of at most %d characters", MaxNote)
 	}
 	if _, err := s.Get(ctx, p, id); err != nil {
 		return Job{}, err

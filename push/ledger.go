@@ -74,8 +74,8 @@ func (s *LedgerService) List(ctx context.Context, p Principal, f LedgerFilter) (
 	return pageOf(es, limit, func(e LedgerEntry) int64 { return e.ID }), nil
 }
 
-// maxNote bounds the reason of a grant and the note of a resolved job.
-const maxNote = 500
+// MaxNote bounds the reason of a grant and the note of a resolved job.
+const MaxNote = 500
 
 // Grant adds amount points to an account (a negative amount deducts
 // them), with a reason recorded in the ledger. A deduction never takes the
@@ -89,8 +89,8 @@ func (s *LedgerService) Grant(ctx context.Context, p Principal, accountID, amoun
 		return Account{}, Errorf(Invalid, "invalid_amount", "the amount is 0: give a positive number to grant points, a negative one to deduct them")
 	}
 	reason = strings.TrimSpace(reason)
-	if reason == "" || utf8.RuneCountInString(reason) > maxNote || !utf8.ValidString(reason) {
-		return Account{}, Errorf(Invalid, "invalid_reason", "give the reason of the change: 1 to %d characters, kept in the ledger", maxNote)
+	if reason == "" || utf8.RuneCountInString(reason) > MaxNote || !utf8.ValidString(reason) {
+		return Account{}, Errorf(Invalid, "invalid_reason", "give the reason of the change: 1 to %d characters, kept in the ledger", MaxNote)
 	}
 	verb := "grant"
 	if amount < 0 {

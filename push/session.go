@@ -403,7 +403,7 @@ func (s *SessionService) SignOutEverywhere(ctx context.Context, p Principal) err
 func (e *Engine) signinKeys(address, email string) []string {
 	keys := []string{"a:" + address}
 	if email != "" && utf8.ValidString(email) {
-		keys = append(keys, "e:"+truncate(email, maxEmail))
+		keys = append(keys, "e:"+truncate(email, MaxEmail))
 	}
 	return keys
 }

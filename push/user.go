@@ -42,8 +42,8 @@ type UserService struct{ e *Engine }
 // Users returns the verbs on users.
 func (e *Engine) Users() *UserService { return &e.users }
 
-// maxEmail bounds an email address in bytes (RFC 5321's path limit).
-const maxEmail = 254
+// MaxEmail bounds an email address in bytes (RFC 5321's path limit).
+const MaxEmail = 254
 
 // NormalizeEmail returns an email address as users are found by it
 // (trimmed, lower case), or an Invalid error when it does not look like
@@ -51,7 +51,7 @@ const maxEmail = 254
 func NormalizeEmail(email string) (string, error) {
 	e := strings.ToLower(strings.TrimSpace(email))
 	local, domain, ok := strings.Cut(e, "@")
-	bad := !ok || local == "" || domain == "" || strings.Contains(domain, "@") || len(e) > maxEmail || len(local) > 64 ||
+	bad := !ok || local == "" || domain == "" || strings.Contains(domain, "@") || len(e) > MaxEmail || len(local) > 64 ||
 		!strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".")
 	for _, c := range e {
 		if c <= ' ' || c == 0x7f || c == '<' || c == '>' || c == ',' || c == ';' || c == '"' || c == '\\' {

@@ -30,7 +30,7 @@ func (s *Server) batchSection(p schemaParts) section {
 	sync := duration(l.SyncWait)
 	routes := []Route{
 		{Method: http.MethodPost, Path: apiPrefix + "/batch-send", Summary: "Batch send to several targets of one bot", Auth: true, Doc: Doc{
-			ID: "batchSend", Tag: "send", Idempotent: true, Body: "BatchSendRequest",
+			ID: "sendBatch", Tag: "send", Idempotent: true, Body: "BatchSendRequest",
 			Description: fmt.Sprintf("Sends one message to up to %d targets of one bot. The answer waits at most %s in total; unfinished items carry a jobId and the status queued. "+
 				"Platforms without targets are sent to with a single send. A replayed key needs the identical message and target list.", l.MaxTargets, sync),
 			BodyExample: map[string]any{"bot_id": 1, "target_ids": []int{7, 8}, "content": "hello all"},
@@ -42,7 +42,7 @@ func (s *Server) batchSection(p schemaParts) section {
 			Errors: sendErrors(),
 		}, Handler: s.batchSend},
 		{Method: http.MethodPost, Path: apiPrefix + "/v1/push/batch", Summary: "Batch send across several bots", Auth: true, Doc: Doc{
-			ID: "multiSend", Tag: "send", Idempotent: true, Body: "MultiSendRequest",
+			ID: "sendAcrossBots", Tag: "send", Idempotent: true, Body: "MultiSendRequest",
 			Description: fmt.Sprintf("Sends one message to targets of several bots: each group names a bot and a non-empty targets list, at most %d targets in all. "+
 				"The answer counts pending and uncertain items apart and gives each unfinished item its jobId. A queued item is not a delivered item.", l.MaxTargets),
 			BodyExample: map[string]any{"bots": []any{map[string]any{"botId": 1, "targets": []string{"7", "8"}}, map[string]any{"botId": 2, "targets": []string{"9"}}}, "content": "hello", "msgType": 0},

@@ -1,6 +1,10 @@
 package transport
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/heraldpush/herald/push"
+)
 
 // exJob is an example job.
 func exJob(status string, success any, startedAt, finishedAt any) map[string]any {
@@ -26,9 +30,9 @@ func (s *Server) jobSection(p schemaParts) section {
 			Errors: []int{400, 404},
 		}, Handler: s.queryJob},
 		{Method: http.MethodGet, Path: apiPrefix + "/queue-request", Summary: "Recover a single send by its Idempotency-Key", Auth: true, Doc: Doc{
-			ID: "queueRequest", Tag: "jobs",
+			ID: "recoverByKey", Tag: "jobs",
 			Params: []Param{{Name: "key", In: "query", Required: true, Example: "deploy-42",
-				Description: "The Idempotency-Key used in the single send.", Schema: str("An Idempotency-Key.").with("pattern", "^[A-Za-z0-9_:-]{1,100}$")}},
+				Description: "The Idempotency-Key used in the single send.", Schema: str("An Idempotency-Key.").with("minLength", 1, "maxLength", push.MaxIdempotencyKey, "pattern", "^[A-Za-z0-9_:-]+$")}},
 			Description: "Recovers a single send after a lost connection, by its Idempotency-Key. When no record is found, data is null and the original request may be resubmitted with the original key. " +
 				"Batch sends are not recovered this way (400 batch_key): use the jobId of each item.",
 			Answers: []Answer{{Status: 200, Description: "The send's job and message record, or data null when the key was never used (or is past the retention).",

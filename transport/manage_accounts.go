@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/heraldpush/herald/push"
@@ -199,14 +200,14 @@ func (s *Server) accountSection() section {
 		routes: routes,
 		schemas: map[string]Schema{
 			"AccountCreateRequest": object("", false,
-				req("name", str("The account's name."))),
+				req("name", str("The account's name.").with("maxLength", push.MaxName))),
 			"AccountUpdateRequest": object("", false,
-				opt("name", str("The new name.")),
+				opt("name", str("The new name.").with("maxLength", push.MaxName)),
 				opt("status", str("active or suspended (operators).").with("enum", []string{"active", "suspended"}))),
 			"GrantRequest": object("", false,
 				req("accountId", idField("The account.")),
 				req("amount", integer("Points to add; negative to deduct.")),
-				req("reason", str("Why (1 to 500 characters), kept in the ledger."))),
+				req("reason", str(fmt.Sprintf("Why (1 to %d characters), kept in the ledger.", push.MaxNote)).with("minLength", 1, "maxLength", push.MaxNote))),
 		},
 	}
 }

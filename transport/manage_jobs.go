@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/heraldpush/herald/push"
@@ -86,7 +87,7 @@ func (s *Server) manageJobSection(p schemaParts) section {
 		{Name: "target", In: "query", Description: "Only jobs to this target.", Schema: integer("").with("minimum", 1)},
 		{Name: "since", In: "query", Description: "Only jobs made at or after this time (RFC 3339).", Schema: str("").with("format", "date-time")},
 		{Name: "until", In: "query", Description: "Only jobs made before this time (RFC 3339).", Schema: str("").with("format", "date-time")},
-		{Name: "key", In: "query", Description: "Only the jobs of the send made with this Idempotency-Key.", Schema: str("").with("pattern", "^[A-Za-z0-9_:-]{1,100}$")},
+		{Name: "key", In: "query", Description: "Only the jobs of the send made with this Idempotency-Key.", Schema: str("").with("minLength", 1, "maxLength", push.MaxIdempotencyKey, "pattern", "^[A-Za-z0-9_:-]+$")},
 	}
 	routes := []Route{
 		{Method: http.MethodGet, Path: managePrefix + "/jobs", Summary: "List jobs", Auth: true, Browser: true, Doc: Doc{
@@ -114,7 +115,7 @@ func (s *Server) manageJobSection(p schemaParts) section {
 	schemas := manageJobSchemas(p)
 	schemas["ResolveRequest"] = object("", false,
 		req("outcome", str("succeeded or failed: what the platform shows.").with("enum", []string{"succeeded", "failed"})),
-		opt("note", str("What was checked (at most 500 characters).")))
+		opt("note", str(fmt.Sprintf("What was checked (at most %d characters).", push.MaxNote)).with("maxLength", push.MaxNote)))
 	return section{
 		tags:    []openAPITag{{"manage-jobs", "Jobs: list them, read their history, cancel queued ones and resolve uncertain ones."}},
 		routes:  routes,

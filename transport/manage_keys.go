@@ -117,7 +117,7 @@ func (s *Server) keySection() section {
 		schemas: map[string]Schema{
 			"KeyCreateRequest": object("", false,
 				opt("accountId", idField("The key's account (default: yours).")),
-				opt("name", str("A name to tell it apart, e.g. the program that uses it.")),
+				opt("name", str("A name to tell it apart, e.g. the program that uses it.").with("maxLength", push.MaxName)),
 				opt("expiresAt", timeField("When it expires (default: never)")),
 				opt("role", roleSchema())),
 			"NewKey": object("A new key and its secret.", true,

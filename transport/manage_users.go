@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -206,14 +207,14 @@ func (s *Server) userSection() section {
 		schemas: map[string]Schema{
 			"UserCreateRequest": object("", false,
 				req("accountId", idField("The user's account.")),
-				req("email", str("The email address to sign in with.")),
-				req("password", str("The password: 10 to 128 characters, hard to guess.")),
+				req("email", str("The email address to sign in with.").with("maxLength", push.MaxEmail)),
+				req("password", str(fmt.Sprintf("The password: %d to %d characters, hard to guess.", push.MinPassword, push.MaxPassword)).with("minLength", push.MinPassword, "maxLength", push.MaxPassword)),
 				opt("role", roleSchema())),
 			"InviteCreateRequest": object("", false,
 				opt("accountId", idField("The account to join (default: yours).")),
 				opt("newAccount", boolean("Sign up with an account of one's own instead (operators).")),
 				opt("role", roleSchema()),
-				opt("email", str("The only address that may use it (default: any).")),
+				opt("email", str("The only address that may use it (default: any).").with("maxLength", push.MaxEmail)),
 				opt("expiresAt", timeField("When it expires (default: in 7 days)"))),
 			"NewInvite": object("A new invite and its code.", true,
 				req("invite", ref("Invite")),

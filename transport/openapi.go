@@ -31,9 +31,21 @@ type openAPIDoc struct {
 }
 
 type openAPIInfo struct {
-	Title       string `json:"title"`
-	Version     string `json:"version"`
-	Description string `json:"description"`
+	Title       string         `json:"title"`
+	Version     string         `json:"version"`
+	Description string         `json:"description"`
+	License     openAPILicense `json:"license"`
+	Contact     openAPIContact `json:"contact"`
+}
+
+type openAPILicense struct {
+	Name       string `json:"name"`
+	Identifier string `json:"identifier"`
+}
+
+type openAPIContact struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
 }
 
 type openAPIServer struct {
@@ -195,6 +207,8 @@ func (s *Server) buildOpenAPI(routes []Route) *openAPIDoc {
 			Title:       "Herald message push API",
 			Version:     s.version,
 			Description: apiDescription(l),
+			License:     openAPILicense{Name: "Apache License 2.0", Identifier: "Apache-2.0"},
+			Contact:     openAPIContact{Name: "Herald", URL: "https://github.com/heraldpush/herald"},
 		},
 		Servers: []openAPIServer{{URL: "/", Description: "this server (paths include /api)"}},
 		Tags:    s.tags(),

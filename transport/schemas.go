@@ -86,9 +86,30 @@ func req(name string, s Schema) field { return field{name, s, true} }
 func opt(name string, s Schema) field { return field{name, s, false} }
 
 // alias is a property that is the other endpoints' name of the property
-// own: taken in its place; both with different values are refused.
+// own: taken in its place; both with different values are refused. Code
+// generators would give both spellings one name (bot_id and botId are both
+// BotId in Go): x-go-name names the alias apart, and an enumeration's alias
+// takes its plain type (x-go-type) rather than a second enum type of the
+// same name.
 func alias(name, own string, s Schema) field {
-	return opt(name, s.with("description", "The other spelling of "+own+", taken in its place; giving both with different values is refused (400 conflicting_fields)."))
+	out := s.with("description", "The other spelling of "+own+", taken in its place; giving both with different values is refused (400 conflicting_fields).",
+		"x-go-name", goName(name)+"Alias")
+	if _, ok := s["enum"]; ok {
+		out["x-go-type"] = map[string]string{"integer": "int", "string": "string"}[s["type"].(string)]
+	}
+	return opt(name, out)
+}
+
+// goName is a property's name as Go code generators spell it: bot_id and
+// botId are BotId.
+func goName(name string) string {
+	var b strings.Builder
+	for part := range strings.SplitSeq(name, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
 }
 
 // strict closes a request's object schema, as the server reads it: a
@@ -140,7 +161,7 @@ type schemaParts struct {
 
 func newSchemaParts(l push.Limits) schemaParts {
 	return schemaParts{
-		content:  str(fmt.Sprintf("The message. At most %d characters (Unicode code points) for text and Markdown; for an image, an optional caption (some platforms cap captions lower). An image message (msgType 7) without an image URL whose content is one http or https URL sends that URL as the image, without a caption. Valid UTF-8 without NUL characters or lone surrogate escapes.", l.MaxContent)),
+		content:  str(fmt.Sprintf("The message. At most %d characters (Unicode code points) for text and Markdown; for an image, an optional caption (some platforms cap captions lower). An image message (msgType 7) without an image URL whose content is one http or https URL sends that URL as the image, without a caption. Valid UTF-8 without NUL characters or lone surrogate escapes.", l.MaxContent)).with("maxLength", l.MaxContent),
 		msgType:  integer("0 = plain text (default), 2 = Markdown (sent as HTML on Telegram), 7 = image.").with("enum", []int{0, 2, 7}),
 		imageURL: str("An absolute http or https URL of the image (at most 2048 bytes). When set, the message is an image whatever msgType says.").with("format", "uri", "maxLength", 2048),
 		jobID:    str("The job's id: track the job with GET /api/openapi/queue/{id}.").with("format", "uuid"),
