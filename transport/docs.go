@@ -17,6 +17,20 @@ import (
 //go:embed docs.html
 var docsTemplate string
 
+//go:embed docs_schemas.html
+var schemasTemplate string
+
+//go:embed docs_style.html
+var docsStyle string
+
+// docsTemplates parses a page of the docs with the style both share.
+func docsTemplates(name, page string) *template.Template {
+	return template.Must(template.New(name).Funcs(template.FuncMap{
+		"lower": strings.ToLower,
+		"code":  codeSpans,
+	}).Parse(docsStyle + page))
+}
+
 // docsPage is what the docs page shows, all of it taken from the OpenAPI
 // document and the route table.
 type docsPage struct {
@@ -51,20 +65,21 @@ type docsField struct {
 	Name, In, Type string
 	Required       bool
 	Rule           string
+	// Ref names the component schema of the field's value, if it has one
+	// (the schema page links to it).
+	Ref string
 }
 
 type docsAnswer struct {
 	Status  int
 	Text    string
 	Example string
+	Fields  []docsField // of the body, nested fields as data.field
 }
 
 // renderDocs renders the docs page from the document.
 func (s *Server) renderDocs(doc *openAPIDoc, routes []Route) []byte {
-	tmpl := template.Must(template.New("docs").Funcs(template.FuncMap{
-		"lower": strings.ToLower,
-		"code":  codeSpans,
-	}).Parse(docsTemplate))
+	tmpl := docsTemplates("docs", docsTemplate)
 	l := s.eng.Limits()
 	page := docsPage{
 		Title:   doc.Info.Title,
@@ -115,7 +130,11 @@ func (s *Server) renderDocs(doc *openAPIDoc, routes []Route) []byte {
 				op.Fields = fieldsOf(doc.Components.Schemas, doc.Components.Schemas[rt.Doc.Body], "")
 			}
 			for _, a := range rt.Doc.Answers {
-				op.Answers = append(op.Answers, docsAnswer{Status: a.Status, Text: a.Description, Example: prettyJSON(a.Example)})
+				ans := docsAnswer{Status: a.Status, Text: a.Description, Example: prettyJSON(a.Example)}
+				if a.Schema != "" {
+					ans.Fields = fieldsOf(doc.Components.Schemas, doc.Components.Schemas[a.Schema], "")
+				}
+				op.Answers = append(op.Answers, ans)
 			}
 			for _, st := range routeErrors(rt) {
 				op.Errors = append(op.Errors, docsAnswer{Status: st, Text: errText[st]})
@@ -135,21 +154,25 @@ func (s *Server) renderDocs(doc *openAPIDoc, routes []Route) []byte {
 // serveDocs answers the docs page. Its Content-Security-Policy forbids
 // every load but its own inline style: the page needs no network.
 func (s *Server) serveDocs(w http.ResponseWriter, req bunrouter.Request) error {
+	return s.writeDocsPage(w, s.docsHTML)
+}
+
+// writeDocsPage answers a page of the docs.
+func (s *Server) writeDocsPage(w http.ResponseWriter, page []byte) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "public, max-age=300")
-	_, err := w.Write(s.docsHTML)
+	_, err := w.Write(page)
 	return err
 }
 
 // fieldsOf lists an object schema's fields in their documented order,
-// nested objects of arrays as name[].field.
+// and the fields of the objects in them after each: data.jobId, and the
+// fields of objects in arrays as items[].id.
 func fieldsOf(all map[string]Schema, s Schema, prefix string) []docsField {
-	if r, ok := s["$ref"].(string); ok {
-		s = all[strings.TrimPrefix(r, "#/components/schemas/")]
-	}
+	s, _ = resolve(all, s)
 	props, _ := s["properties"].(map[string]any)
 	order, _ := s["x-order"].([]string)
 	required := map[string]bool{}
@@ -162,16 +185,63 @@ func fieldsOf(all map[string]Schema, s Schema, prefix string) []docsField {
 	for _, name := range order {
 		ps := props[name].(Schema)
 		out = append(out, docsField{Name: prefix + name, In: "body", Type: typeOf(ps), Required: required[name],
-			Rule: strings.TrimSpace(fmt.Sprint(ps["description"])) + constraints(ps)})
-		if items, ok := ps["items"].(Schema); ok && items["type"] == "object" {
-			out = append(out, fieldsOf(all, items, prefix+name+"[].")...)
+			Rule: strings.TrimSpace(fmt.Sprint(valueSchema(all, ps)["description"])) + constraints(ps)})
+		if strings.Count(prefix, ".") >= 3 {
+			continue // deep enough: the schema page has the rest
+		}
+		if items, ok := ps["items"].(Schema); ok {
+			if obj, _ := resolve(all, items); obj["type"] == "object" {
+				out = append(out, fieldsOf(all, obj, prefix+name+"[].")...)
+			}
+		} else if obj, _ := resolve(all, ps); obj["type"] == "object" {
+			out = append(out, fieldsOf(all, obj, prefix+name+".")...)
 		}
 	}
 	return out
 }
 
+// resolve returns the schema a $ref (or a $ref or null) stands for, and
+// the component's name; other schemas as they are.
+func resolve(all map[string]Schema, s Schema) (Schema, string) {
+	if one, ok := s["oneOf"].([]any); ok {
+		for _, o := range one {
+			if os, ok := o.(Schema); ok && os["type"] != "null" {
+				s = os
+				break
+			}
+		}
+	}
+	if r, ok := s["$ref"].(string); ok {
+		name := strings.TrimPrefix(r, "#/components/schemas/")
+		return all[name], name
+	}
+	return s, ""
+}
+
+// valueSchema is a property's own schema, or the one it refers to when
+// it says nothing itself.
+func valueSchema(all map[string]Schema, s Schema) Schema {
+	if _, ok := s["description"]; ok {
+		return s
+	}
+	r, _ := resolve(all, s)
+	return r
+}
+
 // typeOf names a schema's type for the docs: integer, string[], …
 func typeOf(s Schema) string {
+	if one, ok := s["oneOf"].([]any); ok {
+		var ts []string
+		for _, o := range one {
+			if os, ok := o.(Schema); ok {
+				ts = append(ts, typeOf(os))
+			}
+		}
+		return strings.Join(ts, " or ")
+	}
+	if _, ok := s["$ref"]; ok {
+		return "object"
+	}
 	switch t := s["type"].(type) {
 	case string:
 		if t == "array" {
@@ -273,4 +343,92 @@ func prettyJSON(v any) string {
 		return strconv.Quote(fmt.Sprint(v))
 	}
 	return strings.TrimSpace(buf.String())
+}
+
+// schemasPage is the schema view of the docs: every component schema of
+// the document with its own fields.
+type schemasPage struct {
+	Title, Version string
+	Schemas        []docsSchema
+}
+
+type docsSchema struct {
+	Name, Description, Type, Rule string
+	Fields                        []docsField
+	UsedBy                        []docsLink
+}
+
+type docsLink struct{ Href, Text string }
+
+// renderSchemas renders the schema view from the document: the schemas
+// in name order, a field that refers to another schema linked to it, and
+// each schema's operations (those whose body or answer it is).
+func renderSchemas(doc *openAPIDoc, routes []Route) []byte {
+	all := doc.Components.Schemas
+	used := make(map[string][]docsLink)
+	for _, rt := range routes {
+		link := docsLink{Href: "/api/docs#" + rt.Doc.ID, Text: rt.Method + " " + openAPIPath(rt.Path)}
+		seen := map[string]bool{}
+		for _, name := range append([]string{rt.Doc.Body}, answerSchemas(rt)...) {
+			if name != "" && !seen[name] {
+				seen[name] = true
+				used[name] = append(used[name], link)
+			}
+		}
+	}
+	page := schemasPage{Title: doc.Info.Title, Version: doc.Info.Version}
+	names := make([]string, 0, len(all))
+	for name := range all {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := all[name]
+		ds := docsSchema{Name: name, Type: typeOf(s), Rule: constraints(s), UsedBy: used[name]}
+		if d, ok := s["description"].(string); ok {
+			ds.Description = d
+		}
+		props, _ := s["properties"].(map[string]any)
+		order, _ := s["x-order"].([]string)
+		required := map[string]bool{}
+		if rs, ok := s["required"].([]string); ok {
+			for _, r := range rs {
+				required[r] = true
+			}
+		}
+		for _, p := range order {
+			ps := props[p].(Schema)
+			f := docsField{Name: p, Type: typeOf(ps), Required: required[p],
+				Rule: strings.TrimSpace(fmt.Sprint(valueSchema(all, ps)["description"])) + constraints(ps)}
+			if _, f.Ref = resolve(all, ps); f.Ref == "" {
+				if items, ok := ps["items"].(Schema); ok {
+					if _, ref := resolve(all, items); ref != "" {
+						f.Type = ref + "[]"
+					}
+				}
+			}
+			ds.Fields = append(ds.Fields, f)
+		}
+		page.Schemas = append(page.Schemas, ds)
+	}
+	var buf bytes.Buffer
+	if err := docsTemplates("schemas", schemasTemplate).Execute(&buf, page); err != nil {
+		panic(fmt.Sprintf("transport: the schema page does not render: %v", err)) // a programming error
+	}
+	return buf.Bytes()
+}
+
+// answerSchemas lists the schemas of a route's answers.
+func answerSchemas(rt Route) []string {
+	var out []string
+	for _, a := range rt.Doc.Answers {
+		out = append(out, a.Schema)
+	}
+	return out
+}
+
+// serveSchemas answers the schema view of the docs, under the docs
+// page's Content-Security-Policy.
+func (s *Server) serveSchemas(w http.ResponseWriter, req bunrouter.Request) error {
+	return s.writeDocsPage(w, s.schemasHTML)
 }

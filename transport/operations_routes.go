@@ -16,6 +16,10 @@ func (s *Server) operationSection() section {
 			ID: "docs", Tag: "operations", Description: "This page: the API documentation, readable without a key and without any other network access.",
 			Answers: []Answer{{Status: 200, Description: "An HTML page.", ContentType: "text/html"}},
 		}, Handler: s.serveDocs},
+		{Method: http.MethodGet, Path: BasePath + "/docs/schemas", Summary: "This API's schemas, one by one", Auth: false, Doc: Doc{
+			ID: "docsSchemas", Tag: "operations", Description: "The same document as a page per schema: every body the endpoints take and answer, field by field, each field that holds another schema linked to it. No key needed.",
+			Answers: []Answer{{Status: 200, Description: "An HTML page.", ContentType: "text/html"}},
+		}, Handler: s.serveSchemas},
 		{Method: http.MethodGet, Path: "/healthz", Summary: "Liveness probe", Auth: false, Doc: Doc{
 			ID: "healthz", Tag: "operations", Description: "Answers 200 while the process is up (also while it drains).",
 			Answers: []Answer{{Status: 200, Description: "The process is up.", Schema: "Health", Example: map[string]any{"status": "ok"}}},

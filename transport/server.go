@@ -82,6 +82,7 @@ type Server struct {
 
 	openAPIJSON []byte                // GET /api/openapi.json
 	docsHTML    []byte                // GET /api/docs
+	schemasHTML []byte                // GET /api/docs/schemas
 	badPath     bunrouter.HandlerFunc // the logged refusal of a path with a control character
 	// shapes are the fields the send requests' bodies may hold, by the
 	// type of the request struct.
@@ -163,6 +164,7 @@ func New(eng *push.Engine, opts Options) *Server {
 	doc := s.buildOpenAPI(routes)
 	s.openAPIJSON = marshalDoc(doc)
 	s.docsHTML = s.renderDocs(doc, routes)
+	s.schemasHTML = renderSchemas(doc, routes)
 	return s
 }
 
