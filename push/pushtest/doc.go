@@ -5,8 +5,9 @@
 // New starts a Harness for one test: a push.Engine on a private in-memory
 // SQLite database (SQLite's ":memory:", on one connection: nothing is
 // written to disk and nothing is shared between tests) and the in-process
-// queue, assembled as Herald assembles its own, whose one platform is a
-// Platform that records what it receives. The Harness stops when the
+// queue (package storage and package queue, as a program embedding push
+// assembles them), whose one platform is a Platform that records what it
+// receives. The Harness stops when the
 // test ends.
 //
 //	func TestDeployAlert(t *testing.T) {

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldpush/herald/internal/node"
+	"github.com/heraldpush/herald/password"
 	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/queue"
+	"github.com/heraldpush/herald/storage"
 )
 
 // waitTimeout is how long the Harness's waits (Settled, WaitSent) wait
@@ -31,7 +33,7 @@ type Harness struct {
 	Clock *Clock
 
 	names     []string
-	node      *node.Node
+	store     *storage.Store
 	closeOnce sync.Once
 	closeErr  error
 
@@ -79,10 +81,12 @@ func New(tb testing.TB, opts ...Option) *Harness {
 // Open starts a Harness outside a test (in TestMain, an example or a
 // benchmark's setup); Close stops it.
 //
-// The database is SQLite's ":memory:": one connection, private to the
-// Harness, gone when it closes. Retries of retryable platform errors
-// start after 20 ms instead of a second; every other engine option has
-// push's default.
+// The engine is assembled as a program that embeds push assembles it: a
+// storage.Store on SQLite's ":memory:" (one connection, private to the
+// Harness, gone when it closes), a queue.Memory with 4 workers, and the
+// Platform. Retries of retryable platform errors start after 20 ms
+// instead of a second, users' passwords are hashed with Hasher, and every
+// other engine option has push's default.
 func Open(ctx context.Context, opts ...Option) (*Harness, error) {
 	c := config{names: []string{PlatformName}}
 	for _, o := range opts {
@@ -92,28 +96,31 @@ func Open(ctx context.Context, opts ...Option) (*Harness, error) {
 		return nil, fmt.Errorf("pushtest: WithPlatformNames needs at least one name")
 	}
 	h := &Harness{Platform: NewPlatform(), Clock: &Clock{}, names: c.names}
-	n, err := node.Open(ctx, node.Config{
-		DB:              ":memory:",
-		Workers:         4,
-		Clock:           h.Clock,
-		QueueRetryDelay: 50 * time.Millisecond,
-		RetryBackoff:    20 * time.Millisecond,
-		Engine: func(o *push.Options) {
-			o.Platforms = make(map[string]push.Platform, len(c.names))
-			for _, name := range c.names {
-				o.Platforms[name] = h.Platform
-			}
-			if c.engine != nil {
-				c.engine(o)
-			}
-		},
-	})
+	store, err := storage.Open(ctx, ":memory:")
 	if err != nil {
-		return nil, fmt.Errorf("pushtest: open the engine: %w", err)
+		return nil, fmt.Errorf("pushtest: open the database: %w", err)
 	}
-	h.node, h.Engine = n, n.Engine
-	if err := n.Start(ctx); err != nil {
-		return nil, fmt.Errorf("pushtest: start the engine: %w", errors.Join(err, n.Close()))
+	o := push.Options{
+		Store:        store,
+		Queue:        queue.NewMemory(queue.MemoryOptions{Workers: 4, RetryDelay: 50 * time.Millisecond}),
+		Platforms:    make(map[string]push.Platform, len(c.names)),
+		Clock:        h.Clock,
+		RetryBackoff: 20 * time.Millisecond,
+		Passwords:    Hasher(),
+	}
+	for _, name := range c.names {
+		o.Platforms[name] = h.Platform
+	}
+	if c.engine != nil {
+		c.engine(&o)
+	}
+	eng, err := push.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("pushtest: build the engine: %w", errors.Join(err, store.Close()))
+	}
+	h.store, h.Engine = store, eng
+	if err := eng.Start(ctx); err != nil {
+		return nil, fmt.Errorf("pushtest: start the engine: %w", errors.Join(err, store.Close()))
 	}
 	return h, nil
 }
@@ -126,7 +133,7 @@ func (h *Harness) Close() error {
 		h.Platform.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		h.closeErr = errors.Join(h.node.Stop(ctx), h.node.Close())
+		h.closeErr = errors.Join(h.Engine.Stop(ctx), h.store.Close())
 		if h.closeErr != nil {
 			h.closeErr = fmt.Errorf("pushtest: close: %w", h.closeErr)
 		}
@@ -254,4 +261,10 @@ func settled(t testingT, eng *push.Engine, jobID string, timeout time.Duration) 
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Hasher is the Harness's password hasher: argon2id at a tiny cost, since
+// tests sign users in often. It is no hasher for a real server.
+func Hasher() push.PasswordHasher {
+	return password.Argon2id{Params: password.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}}
 }
