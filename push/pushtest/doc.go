@@ -32,6 +32,9 @@
 // code under test creates its bots on ("telegram", …), and
 // WithEngineOptions sets the engine's limits or points policy.
 //
+// Open and Harness.Setup do what New and Seed do for code without a
+// testing.TB (TestMain, an example), returning errors instead.
+//
 // A Platform can also stand in for a real one in an engine the test
 // assembles itself (on PostgreSQL, say): it is an ordinary push.Platform.
 package pushtest

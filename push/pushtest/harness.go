@@ -152,55 +152,98 @@ type Fixture struct {
 // Seed makes an account "acme" with 100 points, a bot and a user target.
 func (h *Harness) Seed(tb testing.TB) Fixture {
 	tb.Helper()
-	a := h.Account(tb, "acme", 100)
-	b := h.Bot(tb, a.ID)
-	return Fixture{Account: a, Bot: b, Target: h.Target(tb, b.ID, push.TargetUser, "")}
+	f, err := h.Setup(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return f
+}
+
+// Setup is Seed for code without a testing.TB (an example, TestMain): it
+// returns what failed instead of failing the test.
+func (h *Harness) Setup(ctx context.Context) (Fixture, error) {
+	a, err := h.account(ctx, "acme", 100)
+	if err != nil {
+		return Fixture{}, err
+	}
+	b, err := h.bot(ctx, a.ID)
+	if err != nil {
+		return Fixture{}, err
+	}
+	t, err := h.target(ctx, b.ID, push.TargetUser, "")
+	if err != nil {
+		return Fixture{}, err
+	}
+	return Fixture{Account: a, Bot: b, Target: t}, nil
 }
 
 // Account makes an account whose balance is points. The engine charges
 // sends only with push.Points.Enabled (see WithEngineOptions).
 func (h *Harness) Account(tb testing.TB, name string, points int64) push.Account {
 	tb.Helper()
-	ctx := context.Background()
+	a, err := h.account(context.Background(), name, points)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+func (h *Harness) account(ctx context.Context, name string, points int64) (push.Account, error) {
 	a, err := h.Engine.Accounts().Create(ctx, push.System(), name)
 	if err != nil {
-		tb.Fatalf("pushtest: create account %q: %v", name, err)
+		return push.Account{}, fmt.Errorf("pushtest: create account %q: %w", name, err)
 	}
 	if a.Points != points {
 		id := a.ID
 		if a, err = h.Engine.Ledger().SetBalance(ctx, push.System(), id, points); err != nil {
-			tb.Fatalf("pushtest: set the balance of account %d: %v", id, err)
+			return push.Account{}, fmt.Errorf("pushtest: set the balance of account %d: %w", id, err)
 		}
 	}
-	return a
+	return a, nil
 }
 
 // Bot makes a bot of the account on the Platform (on the first name of
 // WithPlatformNames), with the config {}.
 func (h *Harness) Bot(tb testing.TB, accountID int64) push.Bot {
 	tb.Helper()
-	b, err := h.Engine.Bots().Create(context.Background(), push.System(), push.Bot{AccountID: accountID, Platform: h.names[0], Name: h.names[0], Config: []byte(`{}`)})
+	b, err := h.bot(context.Background(), accountID)
 	if err != nil {
-		tb.Fatalf("pushtest: create a bot of account %d: %v", accountID, err)
+		tb.Fatal(err)
 	}
 	return b
+}
+
+func (h *Harness) bot(ctx context.Context, accountID int64) (push.Bot, error) {
+	b, err := h.Engine.Bots().Create(ctx, push.System(), push.Bot{AccountID: accountID, Platform: h.names[0], Name: h.names[0], Config: []byte(`{}`)})
+	if err != nil {
+		return push.Bot{}, fmt.Errorf("pushtest: create a bot of account %d: %w", accountID, err)
+	}
+	return b, nil
 }
 
 // Target binds a target of type tt to the bot. An empty address picks a
 // fresh one.
 func (h *Harness) Target(tb testing.TB, botID int64, tt push.TargetType, address string) push.Target {
 	tb.Helper()
+	t, err := h.target(context.Background(), botID, tt, address)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return t
+}
+
+func (h *Harness) target(ctx context.Context, botID int64, tt push.TargetType, address string) (push.Target, error) {
 	if address == "" {
 		h.mu.Lock()
 		h.targets++
 		address = string(tt) + "-" + strconv.Itoa(h.targets)
 		h.mu.Unlock()
 	}
-	t, err := h.Engine.Targets().Bind(context.Background(), push.System(), push.Target{BotID: botID, Type: tt, Address: address})
+	t, err := h.Engine.Targets().Bind(ctx, push.System(), push.Target{BotID: botID, Type: tt, Address: address})
 	if err != nil {
-		tb.Fatalf("pushtest: bind the %s target %q to bot %d: %v", tt, address, botID, err)
+		return push.Target{}, fmt.Errorf("pushtest: bind the %s target %q to bot %d: %w", tt, address, botID, err)
 	}
-	return t
+	return t, nil
 }
 
 // Settled waits until the job is settled (neither queued nor running) and
