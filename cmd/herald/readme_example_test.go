@@ -1,18 +1,24 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heraldpush/herald/internal/fake"
 )
 
-// TestREADMEEmbeddingExampleBuilds compiles the Go program of the README's
+// TestREADMEEmbeddingExample builds the Go program of the README's
 // "Embedding" section against the code as it is, so the example cannot
-// drift from the API.
-func TestREADMEEmbeddingExampleBuilds(t *testing.T) {
+// drift from the API, and runs it twice on one database against a fake
+// Bot API server: the first run delivers the message, the second finds
+// the bot and the chat of the first and sends nothing again.
+func TestREADMEEmbeddingExample(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +51,43 @@ func TestREADMEEmbeddingExampleBuilds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "vet", "./"+filepath.ToSlash(dir))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the README's embedding example does not build: %v\n%s\n%s", err, out, src)
+	if out, err := exec.Command("go", "vet", "./"+filepath.ToSlash(dir)).CombinedOutput(); err != nil {
+		t.Fatalf("the README's embedding example does not pass go vet: %v\n%s\n%s", err, out, src)
+	}
+	bin := filepath.Join(t.TempDir(), "example")
+	if out, err := exec.Command("go", "build", "-o", bin, "./"+filepath.ToSlash(dir)).CombinedOutput(); err != nil {
+		t.Fatalf("the README's embedding example does not build: %v\n%s", err, out)
+	}
+
+	tg := fake.NewTelegram(t)
+	tg.AddChat("123456789")
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	token := tg.NewBot()
+	work := t.TempDir() // herald.db is made here
+	run := func() string {
+		t.Helper()
+		cmd := exec.Command(bin)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "HERALD_SECRET_KEY="+base64.StdEncoding.EncodeToString(key),
+			"TELEGRAM_TOKEN="+token, "TELEGRAM_API_BASE="+tg.URL(), "TELEGRAM_CHAT=123456789")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the README's embedding example failed: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	first := run()
+	jobID, ok := strings.CutPrefix(first, "delivered as job ")
+	if !ok || !strings.HasSuffix(jobID, " replayed: false") {
+		t.Fatalf("the first run printed %q, want a delivered job, not replayed", first)
+	}
+	jobID = strings.TrimSuffix(jobID, " replayed: false")
+	if second := run(); second != "delivered as job "+jobID+" replayed: true" {
+		t.Errorf("the second run printed %q, want the first run's job %s replayed", second, jobID)
+	}
+	msgs := tg.Messages()
+	if len(msgs) != 1 || msgs[0].ChatID != "123456789" || !strings.Contains(msgs[0].Text, "deployed") {
+		t.Errorf("the Bot API server received %+v, want one message to chat 123456789", msgs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/push/pushtest"
 )
 
 // PlatformEnv is a Herald with one account and a loopback image host, for
@@ -71,5 +72,5 @@ func (e *PlatformEnv) Send(t *testing.T, bot push.Bot, tg push.Target, m push.Me
 // Settled waits until a job is settled (20 s at most) and returns it.
 func (e *PlatformEnv) Settled(t *testing.T, id string) push.Job {
 	t.Helper()
-	return settled(t, e.H.Engine, id, settleTimeout)
+	return pushtest.Settled(t, e.H.Engine, id, settleTimeout)
 }

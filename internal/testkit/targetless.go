@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/push/pushtest"
 )
 
 // PlatformBot creates a bot of the account on any platform; config is
@@ -48,27 +49,7 @@ func (h *Herald) SendNoTarget(tb testing.TB, accountID, botID int64, m push.Mess
 // Settled waits until a job is neither queued nor running and returns it.
 func (h *Herald) Settled(tb testing.TB, id string, timeout time.Duration) push.Job {
 	tb.Helper()
-	return settled(tb, h.Engine, id, timeout)
-}
-
-// settled polls a job until it is neither queued nor running, failing tb
-// after timeout.
-func settled(tb testing.TB, e *push.Engine, id string, timeout time.Duration) push.Job {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		j, err := e.Jobs().Get(context.Background(), push.System(), id)
-		if err != nil {
-			tb.Fatalf("testkit: job %s: %v", id, err)
-		}
-		if !j.State.Pending() {
-			return j
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("testkit: job %s is still %s after %s", id, j.State, timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return pushtest.Settled(tb, h.Engine, id, timeout)
 }
 
 // SendCheck is what a send of "hello" through a bot of a platform without
@@ -92,7 +73,7 @@ func (h *Herald) CheckSend(t *testing.T, accountID, botID int64, c SendCheck) pu
 	if err != nil {
 		t.Fatalf("send through bot %d: %v", botID, err)
 	}
-	j := settled(t, h.Engine, res.Jobs[0].ID, 5*time.Second)
+	j := pushtest.Settled(t, h.Engine, res.Jobs[0].ID, 5*time.Second)
 	if j.State != c.State {
 		t.Fatalf("job %s %q, want %s", j.State, j.Error, c.State)
 	}

@@ -27,9 +27,9 @@ import (
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/node"
 	"github.com/heraldpush/herald/metrics"
-	"github.com/heraldpush/herald/password"
 	"github.com/heraldpush/herald/platforms"
 	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/push/pushtest"
 	"github.com/heraldpush/herald/queue"
 	"github.com/heraldpush/herald/storage"
 	"github.com/heraldpush/herald/transport"
@@ -368,11 +368,9 @@ func (h *Herald) Target(tb testing.TB, botID int64, tt push.TargetType, address 
 	return t
 }
 
-// Hasher is the testkit's password hasher: argon2id at a tiny cost,
-// since tests sign in often.
-func Hasher() push.PasswordHasher {
-	return password.Argon2id{Params: password.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}}
-}
+// Hasher is the testkit's password hasher: pushtest's, argon2id at a
+// tiny cost, since tests sign in often.
+func Hasher() push.PasswordHasher { return pushtest.Hasher() }
 
 // Password is the password of every user the testkit makes.
 const Password = "correct horse battery staple"

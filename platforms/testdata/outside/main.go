@@ -5,8 +5,9 @@
 // delivered, prints "ok" and exits 0; otherwise it says what went wrong
 // and exits 1.
 //
-// It may use only Herald's public packages: the go command refuses an
-// import of an internal package from another module.
+// Its test checks the program's own use of an engine (alerts) with
+// package pushtest. It may use only Herald's public packages: the go
+// command refuses an import of an internal package from another module.
 package main
 
 import (
