@@ -229,7 +229,7 @@ func (c *Client) sendMany(ctx context.Context, path string, body any, key string
 		}
 		res.Summary = a.env.Message
 		return res, nil
-	case a.status >= 400 && a.status < 500 || a.status == http.StatusServiceUnavailable:
+	case refused(a):
 		return res, a.err()
 	default:
 		return res, &UnknownResultError{Key: key, Err: unexpected(a)}

@@ -88,7 +88,7 @@ func New(baseURL string, o Options) (*Client, error) {
 		c.auth = func(*http.Request) {}
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), CheckRedirect: keepMethod}
 	}
 	if c.retry.attempts <= 0 {
 		c.retry.attempts = 4
@@ -117,6 +117,17 @@ func (c *Client) BaseURL() string { return c.base }
 // Close closes the idle connections of the client's HTTP client.
 func (c *Client) Close() error {
 	c.http.CloseIdleConnections()
+	return nil
+}
+
+// keepMethod follows a redirect only when it keeps the request's method
+// and body (307 and 308): a 301, 302 or 303 would turn a send into a GET.
+// The redirect is answered to the caller instead (a refusal naming where
+// it points). Herald itself never redirects.
+func keepMethod(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 || req.Method != via[0].Method {
+		return http.ErrUseLastResponse
+	}
 	return nil
 }
 

@@ -98,6 +98,9 @@ type UnknownResultError struct {
 
 // Error implements the error interface.
 func (e *UnknownResultError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("herald: the result of the request is unknown (it may have been carried out; look before making it again): %v", e.Err)
+	}
 	return fmt.Sprintf("herald: the result of the send with Idempotency-Key %q is unknown (recover it by this key; do not send it under a new one): %v", e.Key, e.Err)
 }
 

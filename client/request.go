@@ -68,6 +68,9 @@ func (a answer) err() *Error {
 		RetryAfter: retryAfter(a.header.Get("Retry-After"), time.Now()), RequestID: a.header.Get("X-Request-Id")}
 	if !a.herald {
 		e.Reason, e.Message = "", ""
+		if loc := a.header.Get("Location"); a.status >= 300 && a.status < 400 && loc != "" {
+			e.Message = "the server redirects to " + loc + ": give the client the base URL it redirects to"
+		}
 	}
 	return e
 }

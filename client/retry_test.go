@@ -3,7 +3,11 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,5 +261,41 @@ func TestReadsRetriedAfterDrop(t *testing.T) {
 	}
 	if n := len(p.requests()); n != 2 {
 		t.Fatalf("%d requests, want the dropped one and its retry", n)
+	}
+}
+
+// TestRedirects: a 307 or 308 keeps the method and body, and is followed
+// (the same key and body reach the server); a 301, 302 or 303 would turn
+// the send into a GET, so it is answered to the caller as a refusal naming
+// where it points, and nothing is sent.
+func TestRedirects(t *testing.T) {
+	ctx := context.Background()
+	s := newServer(t)
+	var got []string
+	for _, status := range []int{307, 301} {
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got = append(got, r.Method+" "+r.URL.Path)
+			http.Redirect(w, r, s.Root+r.URL.Path, status)
+		}))
+		t.Cleanup(front.Close)
+		c := newClient(t, front.URL+"/api", client.Options{APIKey: s.fx.Key})
+		res, err := c.Send(ctx, s.message(fmt.Sprint("redirected ", status)))
+		var he *client.Error
+		switch status {
+		case 307:
+			if err != nil || res.Outcome != client.Delivered || len(s.jobsOfKey(t, res.Key)) != 1 {
+				t.Fatalf("307: want the send followed and delivered under its key, got %+v, %v", res, err)
+			}
+		default:
+			if !errors.As(err, &he) || he.Status != status || res.Outcome != client.Refused || !strings.Contains(he.Message, s.Root) {
+				t.Fatalf("%d: want a refusal naming the redirect, got %+v, %v", status, res, err)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"POST /api/openapi/v1/push/private", "POST /api/openapi/v1/push/private"}, got); diff != "" {
+		t.Fatalf("the front saw (-want +got):\n%s", diff)
+	}
+	if sent := s.sent(); !cmp.Equal(sent, []string{"redirected 307"}) {
+		t.Fatalf("the platform received %q", sent)
 	}
 }

@@ -187,7 +187,7 @@ func (c *Client) sendOne(ctx context.Context, path string, body any, key string)
 		res.fill(rec, a.env.Message)
 		res.Outcome = Failed
 		return res, nil
-	case a.status >= 400 && a.status < 500 || a.status == http.StatusServiceUnavailable:
+	case refused(a):
 		res.Outcome = Refused
 		return res, a.err()
 	default:
@@ -195,6 +195,13 @@ func (c *Client) sendOne(ctx context.Context, path string, body any, key string)
 		// Herald's: the server may have taken the message.
 		return res, &UnknownResultError{Key: key, Err: unexpected(a)}
 	}
+}
+
+// refused reports whether an answer refused a send before anything was
+// done: a 4xx, a 503 (after the retries), or a redirect the client did
+// not follow (the send was not made there).
+func refused(a answer) bool {
+	return a.status >= 300 && a.status < 500 || a.status == http.StatusServiceUnavailable
 }
 
 // fill copies a message record into the result.
