@@ -25,9 +25,12 @@
 //     its message; errors.Is(err, client.ReasonInsufficientPoints) asks
 //     for one reason.
 //
-// The management API is grouped by resource, each with the same verbs:
-// Bots, Targets, Keys, Jobs, Ledger, Accounts and Sessions (sign-in, for
-// a client acting for a person with Options.Session), and Me.
+// The management API is grouped by resource, each a service with the
+// same verbs (List a Page newest first, Get, Create, Update or the
+// resource's own, Delete or Revoke): Bots, Targets, BindCodes, Keys,
+// Jobs, Ledger, Accounts, Users, Invites, Audit and Sessions (sign-in,
+// for a client acting for a person with Options.Session), with Me and
+// Platforms.
 //
 // A Client is safe for concurrent use.
 package client

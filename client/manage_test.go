@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,5 +192,93 @@ func TestManageWithSession(t *testing.T) {
 	var he *client.Error
 	if _, err := ada.Me(ctx); !errors.As(err, &he) || he.Status != 401 {
 		t.Fatalf("a signed-out session: want 401, got %v", err)
+	}
+}
+
+// TestManagePeopleCodesAndAudit drives users, invites, bind codes, the
+// platforms and the audit trail: an operator makes and removes a user,
+// a member invites and revokes, a bind code is made, listed and revoked,
+// and the audit trail holds the changes (and no secret).
+func TestManagePeopleCodesAndAudit(t *testing.T) {
+	ctx := context.Background()
+	s := newServer(t)
+	c := s.client(t)
+	ops := s.Account(t, "ops")
+	s.User(t, ops.ID, "ops@example.com", push.RoleOperator)
+	in, err := newClient(t, s.URL, client.Options{}).Sessions().SignIn(ctx, "ops@example.com", testkit.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := newClient(t, s.URL, client.Options{Session: in.Token})
+
+	u, err := op.Users().Create(ctx, client.UserCreate{AccountID: s.fx.Account.ID, Email: "grace@example.com", Password: "a long enough passphrase 42"})
+	if err != nil || u.Role != "member" || u.AccountID != s.fx.Account.ID {
+		t.Fatalf("an operator makes a user: %+v, %v", u, err)
+	}
+	if _, err := c.Users().Create(ctx, client.UserCreate{AccountID: s.fx.Account.ID, Email: "eve@example.com", Password: "a long enough passphrase 42"}); !errors.Is(err, client.ReasonOperatorOnly) {
+		t.Fatalf("a member's key making a user: want operator_only, got %v", err)
+	}
+	users, err := c.Users().List(ctx, client.UserFilter{})
+	if err != nil || len(users.Items) != 1 || users.Items[0].Email != "grace@example.com" {
+		t.Fatalf("the account's users: %+v, %v", users, err)
+	}
+	pw, err := op.Users().ResetPassword(ctx, u.ID)
+	if err != nil || len(pw) < 10 {
+		t.Fatalf("reset password: %q, %v", pw, err)
+	}
+	if _, err := newClient(t, s.URL, client.Options{}).Sessions().SignIn(ctx, "grace@example.com", pw); err != nil {
+		t.Fatalf("sign in with the new password: %v", err)
+	}
+	if err := c.Users().Delete(ctx, u.ID); err != nil {
+		t.Fatalf("remove the user: %v", err)
+	}
+	if _, err := c.Users().Get(ctx, u.ID); err == nil {
+		t.Fatal("a removed user is still shown")
+	}
+
+	inv, err := c.Invites().Create(ctx, client.InviteCreate{Email: "ada@example.com"})
+	if err != nil || inv.Code == "" || inv.Invite.AccountID != s.fx.Account.ID || inv.Invite.Email != "ada@example.com" {
+		t.Fatalf("invite: %+v, %v", inv, err)
+	}
+	if r, err := c.Invites().Revoke(ctx, inv.Invite.ID); err != nil || r.RevokedAt.IsZero() {
+		t.Fatalf("revoke the invite: %+v, %v", r, err)
+	}
+	if l, err := c.Invites().List(ctx, client.InviteFilter{}); err != nil || len(l.Items) != 1 {
+		t.Fatalf("invites: %+v, %v", l, err)
+	}
+
+	hearing := s.PlatformBot(t, s.fx.Account.ID, "telegram", map[string]string{"token": s.Telegram.NewBot(), "api_base": s.Telegram.URL(), "receive": "poll"})
+	code, err := c.BindCodes().Create(ctx, hearing.ID, client.BindCodeCreate{Type: "user", Uses: 2})
+	if err != nil || code.Code == "" || code.Command != "bind "+code.Code || code.BindCode.UsesLeft != 2 || code.Link == "" {
+		t.Fatalf("bind code: %+v, %v", code, err)
+	}
+	codes, err := c.BindCodes().List(ctx, client.BindCodeFilter{BotID: hearing.ID})
+	if err != nil || len(codes.Items) != 1 || codes.Items[0].ID != code.BindCode.ID {
+		t.Fatalf("bind codes: %+v, %v", codes, err)
+	}
+	if r, err := c.BindCodes().Revoke(ctx, code.BindCode.ID); err != nil || r.RevokedAt.IsZero() {
+		t.Fatalf("revoke the bind code: %+v, %v", r, err)
+	}
+
+	platforms, err := c.Platforms(ctx)
+	found := false
+	for _, p := range platforms {
+		found = found || p.Name == "telegram" && p.Targets && p.Verifies
+	}
+	if err != nil || !found {
+		t.Fatalf("platforms: want telegram with targets that verifies, got %+v, %v", platforms, err)
+	}
+
+	if _, err := c.Audit().List(ctx, client.AuditFilter{}); !errors.Is(err, client.ReasonOperatorOnly) {
+		t.Fatalf("a member reading the audit trail: want operator_only, got %v", err)
+	}
+	trail, err := op.Audit().List(ctx, client.AuditFilter{AccountID: s.fx.Account.ID})
+	if err != nil || len(trail.Items) < 5 {
+		t.Fatalf("the audit trail of the account: %+v, %v", trail, err)
+	}
+	for _, e := range trail.Items {
+		if e.Actor == "" || e.Action == "" || e.At.IsZero() || strings.Contains(e.Object, pw) || strings.Contains(e.Object, inv.Code) {
+			t.Fatalf("audit entry %+v", e)
+		}
 	}
 }
