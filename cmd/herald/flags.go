@@ -23,19 +23,44 @@ func envName(flagName string) string {
 	return "HERALD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// envTwin is the environment twin of a command's flag: envName, except
+// where a command's flag has a name of its own (herald send's --key, the
+// API key, is HERALD_API_KEY, as the other tools of a push service name
+// it, not HERALD_KEY).
+func envTwin(command, flagName string) string {
+	if command == "herald send" && flagName == "key" {
+		return "HERALD_API_KEY"
+	}
+	return envName(flagName)
+}
+
 // parseFlags applies the environment twins of the flags named in withEnv
 // (all flags when withEnv is nil), then the command line, which wins. The
-// usage (-h) of a flag with a twin names it: "(env HERALD_RATE_LIMIT)".
+// usage (-h) of a flag with a twin names it: "(env HERALD_RATE_LIMIT)". A
+// command line argument that is not a flag is refused.
 func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error {
+	if err := parseFlagsAndArgs(fs, args, withEnv); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (\"%s -h\" lists its flags)", fs.Arg(0), fs.Name())
+	}
+	return nil
+}
+
+// parseFlagsAndArgs is parseFlags for a command that takes arguments after
+// its flags (fs.Args()).
+func parseFlagsAndArgs(fs *flag.FlagSet, args []string, withEnv map[string]bool) error {
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		if withEnv != nil && !withEnv[f.Name] {
 			return
 		}
-		markTwin(f)
-		if v, ok := os.LookupEnv(envName(f.Name)); ok && envErr == nil {
+		env := envTwin(fs.Name(), f.Name)
+		markTwin(f, env)
+		if v, ok := os.LookupEnv(env); ok && envErr == nil {
 			if err := f.Value.Set(v); err != nil {
-				envErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)
+				envErr = fmt.Errorf("%s=%q: %w", env, v, err)
 			}
 		}
 	})
@@ -47,9 +72,6 @@ func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error 
 			return &helpRequest{helpText(fs, commandDocs(fs.Name()))}
 		}
 		return fmt.Errorf("%w (\"%s -h\" lists its flags)", err, fs.Name())
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (\"%s -h\" lists its flags)", fs.Arg(0), fs.Name())
 	}
 	return nil
 }
@@ -66,7 +88,7 @@ func newFlagSet(name string) *flag.FlagSet {
 
 // markTwin names a flag's environment twin in its usage:
 // "(env HERALD_RATE_LIMIT)".
-func markTwin(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" }
+func markTwin(f *flag.Flag, env string) { f.Usage += " (env " + env + ")" }
 
 // engineFlags are the settings of the engine shared by serve, admin and
 // demo.

@@ -79,6 +79,23 @@ func commandDocs(name string) commandDoc {
 				"herald bench --url http://127.0.0.1:8080/api --key $HERALD_API_KEY --bot 1 --targets 2,3",
 			},
 		}
+	case "send":
+		return commandDoc{
+			usage: "[flags] [text | -]",
+			about: "Sends one message through a running server's API (POST /api/openapi/v1/push/private) and reads the answer by the contract's rules. " +
+				"The text is the arguments after the flags, joined by spaces, or standard input when there are none (or \"-\"). " +
+				"A send carries an Idempotency-Key (--key-id, or a new one): a 429 or 503 is retried with the same key and body, " +
+				"and a send whose answer was lost is never sent again under another key.",
+			examples: []string{
+				`herald send --url http://127.0.0.1:8080/api --key "$KEY" --bot 1 --target 2 "deployed v42"`,
+				`export HERALD_URL=http://127.0.0.1:8080/api HERALD_API_KEY=hrd_…  # then --url and --key can be left out`,
+				`herald send --bot 1 --target 2 --markdown --key-id deploy-42 --wait "**deployed** v42"`,
+				`df -h | herald send --bot 1 --target 2  # the text from standard input`,
+				`herald send --bot 3 --image https://example.com/graph.png "load at 09:00"  # a push relay: no target`,
+				`herald send --json --bot 1 --target 2 "hello" | jq -r .outcome`,
+			},
+			footer: exitCodes,
+		}
 	}
 	return commandDoc{usage: "[flags]"}
 }
@@ -173,7 +190,7 @@ func adminHelp(noun string) (string, bool) {
 		fs := newFlagSet("admin")
 		var ef engineFlags
 		ef.register(fs)
-		fs.VisitAll(markTwin)
+		fs.VisitAll(func(f *flag.Flag) { markTwin(f, envName(f.Name)) })
 		b.WriteString("\nFlags of every admin command:\n")
 		fs.SetOutput(&b)
 		fs.PrintDefaults()

@@ -24,6 +24,8 @@ func TestHelp(t *testing.T) {
 		{args: []string{"migrate"}, want: []string{"Usage: herald migrate", "-db string", "Examples:\n  herald migrate --db herald.db"}},
 		{args: []string{"demo"}, want: []string{"Usage: herald demo", "-keep", "herald demo --keep"}, flags: []string{"keep"}},
 		{args: []string{"bench"}, want: []string{"Usage: herald bench", "-scenario string", "herald bench --scenario single"}},
+		{args: []string{"send"}, want: []string{"Usage: herald send [flags] [text | -]", "(env HERALD_API_KEY)", "(env HERALD_URL)", "Exit codes:\n  0  delivered", "  6  unknown", "herald send --url"},
+			flags: []string{"bot", "image", "json", "key", "key-id", "markdown", "target", "timeout", "url", "wait"}},
 		{args: []string{"admin"}, want: []string{"Usage: herald admin <noun> <verb> [flags]", "bot create", "Flags of every admin command:", "-db string", "(env HERALD_DB)"}, noExamples: true},
 		{args: []string{"admin", "bot"}, want: []string{"Usage: herald admin bot <verb> [flags]", "  bot create ", "  bot delete ", "herald admin bot create --account 2"}},
 		{args: []string{"admin", "bot", "create"}, want: []string{"Usage: herald admin bot create --account ID --platform P", "herald admin -h\" lists"},
@@ -82,6 +84,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"bench", "--concurrency", "many"}, `("herald bench -h" lists its flags)`},
 		{[]string{"serve", "--job-retention", "24h"}, "--job-retention must be 0 (keep jobs forever) or at least 720h0m0s"},
 		{[]string{"serve", "--job-retention", "-1s"}, "--job-retention must be 0"},
+		{[]string{"send", "--bogus"}, `herald send: flag provided but not defined: -bogus ("herald send -h" lists its flags)`},
+		{[]string{"send", "--url", "http://127.0.0.1:1/api", "--key", "k", "hello"}, `herald send: --bot is required`},
 		{[]string{"admin", "bot", "create", "--bogus"}, `herald admin: flag provided but not defined: -bogus ("herald admin bot create -h" lists its flags)`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -7,6 +7,7 @@
 //	herald admin     manage accounts, users, invites, keys, bots, targets, points and jobs (JSON out)
 //	herald demo      run everything in one process against fakes of several platforms and send through each
 //	herald bench     measure throughput, latency and the server's costs under load
+//	herald send      send one message through a running server's API; the exit code tells its outcome
 //	herald version   print the version
 package main
 
@@ -44,11 +45,14 @@ Usage:
   herald demo    [flags]   run a self-contained demo against fakes of several platforms
   herald bench   [flags]   load-test an embedded server (or --url) and report
                            throughput, latency, CPU, allocations and memory
+  herald send    [flags] [text | -]   send one message through a running server's API;
+                           the exit code tells delivered, pending, uncertain, failed, refused
   herald version           print the version
 
 Run "herald <command> -h" for a command's flags. A configuration flag has
 an environment twin (--rate-limit is HERALD_RATE_LIMIT; -h names it),
-except bench's, which are command line only.
+except bench's, which are command line only, and send's (but --url and
+--key: HERALD_URL and HERALD_API_KEY).
 `
 
 // run is the whole program; it returns the exit code.
@@ -71,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = demo(ctx, args[1:], stdout, stderr)
 	case "bench":
 		err = benchCmd(ctx, args[1:], stdout, stderr)
+	case "send":
+		return sendCmd(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, buildinfo.Read(version))
 		return 0

@@ -26,7 +26,7 @@ const (
 // flagDoc is one flag of one command.
 type flagDoc struct {
 	name, typ, def, usage string
-	env                   bool // has a HERALD_* twin
+	env                   string // its HERALD_* twin, if it has one
 }
 
 // commandsOf lists the commands of the top-level usage text.
@@ -73,10 +73,10 @@ func helpFlags(t *testing.T, args ...string) []flagDoc {
 				text = strings.TrimSuffix(text, m[0])
 			}
 			if m := twin.FindStringSubmatch(text); m != nil {
-				if m[1] != envName(f.name) {
-					t.Fatalf("herald %v -h names %s as the twin of --%s, not %s", args, m[1], f.name, envName(f.name))
+				if want := envTwin("herald "+strings.Join(args, " "), f.name); m[1] != want {
+					t.Fatalf("herald %v -h names %s as the twin of --%s, not %s", args, m[1], f.name, want)
 				}
-				f.env = true
+				f.env = m[1]
 				text = strings.TrimSuffix(text, m[0])
 			}
 			f.usage = strings.TrimSpace(f.usage + " " + text)
@@ -129,8 +129,8 @@ func configReference(t *testing.T) string {
 	b.WriteString("| flag | environment | default | commands | meaning |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		env := "—"
-		if r.env {
-			env = "`" + envName(r.name) + "`"
+		if r.env != "" {
+			env = "`" + r.env + "`"
 		}
 		def := "—"
 		if r.def != "" {
