@@ -420,3 +420,37 @@ func TestWithoutConsole(t *testing.T) {
 		t.Fatalf("/: %d %s", r.Status, r.Header.Get("Content-Type"))
 	}
 }
+
+// TestEveryPageHasItsRouteLabel: the console's requests are counted in
+// /metrics under the console's route patterns, never as unmatched: pages,
+// the 404 page, assets, forms and a form refused from another site.
+func TestEveryPageHasItsRouteLabel(t *testing.T) {
+	h := newConsole(t)
+	m := newMember(t, h, "acme")
+	b := newBrowserLike(t, h, m.token)
+	for _, path := range append(memberPages(m), "/signin", "/nope", "/static/console.css", "/lang/zh?next=/keys") {
+		b.get(t, path)
+	}
+	b.post(t, "/keys", url.Values{"name": {"x"}, "expires": {"0"}}, "/keys")
+	b.post(t, "/keys", url.Values{"name": {"x"}, "expires": {"0"}}, "/keys", "Sec-Fetch-Site", "cross-site")
+	r := h.CallRoot(t, "GET", "/metrics")
+	var lines []string
+	for line := range strings.SplitSeq(string(r.Body), "\n") {
+		if strings.HasPrefix(line, "herald_http_requests_total{") {
+			lines = append(lines, line)
+		}
+	}
+	all := strings.Join(lines, "\n")
+	if strings.Contains(all, `route=""`) || strings.Contains(all, `route="unmatched"`) {
+		t.Errorf("requests without their route:\n%s", all)
+	}
+	for _, want := range []string{
+		`method="GET",route="/{$}",status="200"`, `method="GET",route="/bots/{id}",status="200"`, `method="GET",route="/jobs/{id}",status="200"`,
+		`method="GET",route="/",status="404"`, `method="GET",route="/static/",status="200"`, `method="GET",route="/lang/{lang}",status="303"`,
+		`method="POST",route="/keys",status="201"`, `method="POST",route="/keys",status="403"`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no request counted as %s", want)
+		}
+	}
+}
