@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
@@ -452,5 +454,27 @@ func TestEveryPageHasItsRouteLabel(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("no request counted as %s", want)
 		}
+	}
+}
+
+// TestDashboardCountsEveryJob: the dashboard's counts of today's sends are
+// exact beyond a page of jobs.
+func TestDashboardCountsEveryJob(t *testing.T) {
+	h := newConsole(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{}), testkit.WithLimits(push.Limits{SyncWait: time.Millisecond, BacklogPerBot: 2000, BacklogTotal: 4000}))
+	a := h.Account(t, "busy")
+	h.User(t, a.ID, "busy@example.com", push.RoleMember)
+	bot := h.TelegramBot(t, a.ID)
+	target := h.Target(t, bot.ID, push.TargetUser, "")
+	const n = push.MaxPageSize + 5
+	for range n {
+		if _, err := h.Engine.Send(context.Background(), push.AccountPrincipal(a.ID), push.SendRequest{BotID: bot.ID, TargetID: target.ID, Message: push.Message{Type: push.MsgTypeText, Content: "count me"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newBrowserLike(t, h, h.SignIn(t, "busy@example.com"))
+	p := b.get(t, "/")
+	want := fmt.Sprintf(`<li class="state-queued"><a href="/jobs?state=queued"><span class="n">%d</span>`, n)
+	if p.Status != 200 || !strings.Contains(p.Body, want) {
+		t.Fatalf("dashboard %d: want %s in\n%s", p.Status, want, p.Body)
 	}
 }
