@@ -161,6 +161,28 @@ func (s *JobService) List(ctx context.Context, p Principal, f JobFilter) (Page[J
 	return pageOf(js, limit, func(j Job) int64 { return j.MessageID }), nil
 }
 
+// JobCountFilter selects the jobs Count counts: one account's (a
+// member's own; an operator names one) made at or after Since (zero: ever).
+type JobCountFilter struct {
+	AccountID int64
+	Since     time.Time
+}
+
+// Count returns how many of an account's jobs made since a time are in
+// each state now (states without jobs are absent). Unlike a page of List,
+// it is exact however many jobs there are: the store counts them from an
+// index of jobs by account and creation time.
+func (s *JobService) Count(ctx context.Context, p Principal, f JobCountFilter) (map[State]int, error) {
+	id, err := p.listAccount(f.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	if id == 0 {
+		return nil, Errorf(Invalid, "account_required", "jobs are counted per account: name the account")
+	}
+	return s.e.store.CountJobs(ctx, id, f.Since)
+}
+
 func statesList() string {
 	s := make([]string, 0, 7)
 	for _, st := range States() {

@@ -203,7 +203,21 @@ type ConfigField struct {
 	// Choices, when set, are the only values the field takes (empty is
 	// allowed when the field is not Required).
 	Choices []string
+	// Kind is the JSON type of the field's value: text (a string) unless
+	// it says otherwise.
+	Kind ConfigKind
 }
+
+// ConfigKind is the JSON type of a config field's value.
+type ConfigKind string
+
+// The kinds of config fields.
+const (
+	ConfigText   ConfigKind = ""       // a string
+	ConfigNumber ConfigKind = "number" // an integer
+	ConfigBool   ConfigKind = "bool"   // true or false
+	ConfigList   ConfigKind = "list"   // an array of strings
+)
 
 // ConfigDescriber is implemented by platforms that describe their bots'
 // configuration field by field, with a link to their setup guide.

@@ -230,6 +230,9 @@ type Tx interface {
 	QueuedJobs(ctx context.Context, botID, targetID int64) ([]string, error)
 	// ListJobs lists jobs by the filter, newest (highest MessageID) first.
 	ListJobs(ctx context.Context, f JobFilter) ([]Job, error)
+	// CountJobs counts an account's jobs made at or after since by their
+	// state now, from an index of jobs by account and creation time.
+	CountJobs(ctx context.Context, accountID int64, since time.Time) (map[State]int, error)
 	// ResolveJob records how an uncertain job was resolved, after its move.
 	ResolveJob(ctx context.Context, id string, at time.Time, by, note string) error
 }

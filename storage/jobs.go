@@ -341,6 +341,27 @@ func (q queries) ListJobs(ctx context.Context, f push.JobFilter) ([]push.Job, er
 	return out, nil
 }
 
+// CountJobs implements push.Tx. It reads the index jobs_account_created.
+func (q queries) CountJobs(ctx context.Context, accountID int64, since time.Time) (map[push.State]int, error) {
+	var rows []struct {
+		State string `bun:"state"`
+		N     int64  `bun:"n"`
+	}
+	err := q.r.NewSelect().Model((*jobRow)(nil)).
+		ColumnExpr("state").ColumnExpr("COUNT(*) AS n").
+		Where("account_id = ?", accountID).Where("created_ms >= ?", toMs(since)).
+		Group("state").
+		Scan(ctx, &rows)
+	if err != nil {
+		return nil, q.fail(err, "count jobs")
+	}
+	out := make(map[push.State]int, len(rows))
+	for _, r := range rows {
+		out[push.State(r.State)] = int(r.N)
+	}
+	return out, nil
+}
+
 // ResolveJob implements push.Tx.
 func (q queries) ResolveJob(ctx context.Context, id string, at time.Time, by, note string) error {
 	res, err := q.w.NewUpdate().Model((*jobRow)(nil)).Set("resolved_ms = ?", toMs(at)).Set("resolved_by = ?", by).Set("note = ?", note).

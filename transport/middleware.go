@@ -30,6 +30,9 @@ type requestInfo struct {
 	// the wording of its refusals.
 	words endpoint
 	by    authBy
+	// route names the route of a request the router does not match (the
+	// console's pages), for the log line and the metrics.
+	route string
 }
 
 func infoOf(ctx context.Context) *requestInfo {
@@ -89,6 +92,9 @@ func (s *Server) logRequests(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 			status = http.StatusOK // what net/http sends for an empty answer
 		}
 		route := req.Route()
+		if route == "" {
+			route = ri.route
+		}
 		if s.obs != nil {
 			s.obs.HTTPRequest(req.Method, route, status, took)
 		}

@@ -52,7 +52,9 @@ type Options struct {
 	// TLS-terminating proxy.
 	PublicURL string
 	// Console, when set, answers every path outside /api and the probes
-	// and metrics: the web console (package transport/console).
+	// and metrics: the web console (package transport/console). Its
+	// requests are logged and measured under the pattern of the
+	// http.ServeMux that matched them (http.Request.Pattern).
 	Console http.Handler
 }
 
@@ -158,6 +160,7 @@ func New(eng *push.Engine, opts Options) *Server {
 	if opts.Console != nil {
 		s.console = s.logRequests(func(w http.ResponseWriter, req bunrouter.Request) error {
 			opts.Console.ServeHTTP(w, req.Request)
+			infoOf(req.Context()).route = consoleRoute(req.Request)
 			return nil
 		})
 	}
@@ -208,6 +211,20 @@ func consolePath(p string) bool {
 		return false
 	}
 	return !strings.HasPrefix(p, BasePath+"/")
+}
+
+// consoleRoute is the route of a request the console answered: the
+// pattern its ServeMux matched (http.Request.Pattern, which the mux sets),
+// without the method ("/bots/{id}"); "console" when it names none.
+func consoleRoute(r *http.Request) string {
+	p := r.Pattern
+	if _, path, ok := strings.Cut(p, " "); ok {
+		p = path
+	}
+	if p == "" {
+		return "console"
+	}
+	return p
 }
 
 // refusal is a logged handler that answers err.

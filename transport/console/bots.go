@@ -74,11 +74,31 @@ func configOf(q *request, f platformForm) (json.RawMessage, map[string]string, e
 		}
 		return json.RawMessage(raw), nil, nil
 	}
-	cfg, values := map[string]string{}, map[string]string{}
+	cfg, values := map[string]any{}, map[string]string{}
 	for _, fd := range f.Fields {
 		v := strings.TrimSpace(q.r.PostFormValue("cfg." + fd.Name))
 		values[fd.Name] = v
-		if v != "" {
+		if v == "" {
+			continue
+		}
+		switch fd.Kind {
+		case push.ConfigNumber:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, values, push.Errorf(push.Invalid, "invalid_config", "%s", q.lang.t("error.config_number", fd.Label))
+			}
+			cfg[fd.Name] = n
+		case push.ConfigBool:
+			cfg[fd.Name] = v == "true"
+		case push.ConfigList:
+			var items []string
+			for _, it := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == ',' }) {
+				if it = strings.TrimSpace(it); it != "" {
+					items = append(items, it)
+				}
+			}
+			cfg[fd.Name] = items
+		default:
 			cfg[fd.Name] = v
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/transport/console"
 )
 
 // The console in Debian's Chromium: a whole Herald with fake platforms,
@@ -287,203 +288,20 @@ type sent struct {
 	} `json:"data"`
 }
 
-// TestConsoleInChromium walks a member's life through the console: sign
-// up, sign in (the initial points once), a Telegram bot from the form,
-// verified, a chat bound by invite as its user would, a key shown once,
-// a send through the API seen succeeding, an uncertain job resolved, a
-// queued job canceled with its refund in the ledger, the key pages in
-// Chinese, and on a phone-sized screen; the suspension of the account
-// ends the session.
+// TestConsoleInChromium walks a member's life through the console, in
+// Chinese and in English (memberLife); then the key pages in Chinese
+// through the switch, a phone-sized screen, and an operator who suspends
+// the account, which ends the member's session, and activates it again.
 func TestConsoleInChromium(t *testing.T) {
 	slow := fake.NewTelegram(t) // a second Telegram server, for the jobs that must hang or be lost
 	h := newConsole(t, testkit.WithWorkers(1), testkit.WithLimits(push.Limits{SyncWait: 300 * time.Millisecond}),
 		testkit.WithEngineOptions(func(o *push.Options) { o.Sessions.SignUp = push.SignUpOpen }))
-	b := newTab(t, h.Root)
 	ctx := context.Background()
-	const email, password = "ada@example.com", "a long and secret passphrase"
-
-	// Sign up, sign out, sign in.
-	b.open("/signup")
-	b.check("signup")
-	b.fill("#email", email)
-	b.fill("#password", password)
-	b.fill("#password2", password)
-	b.fill("#account", "Ada's alerts")
-	b.submit(`form[action="/signup"] button[type=submit]`, "/?done=welcome")
-	b.check("dashboard-new")
-	if got := b.text(".card .big"); got != "100" {
-		t.Fatalf("balance on the dashboard %q, want 100 (the initial points)", got)
-	}
-	for range 2 {
-		b.submit(`form[action="/signout"] button`, "/signin")
-		b.fill("#email", email)
-		b.fill("#password", password)
-		b.submit(`form[action="/signin"] button[type=submit]`, "/")
-	}
-	b.open("/points")
-	b.check("points-initial")
-	if n, got := b.count("tr.ledger-initial"), b.text("#balance"); n != 1 || got != "100" {
-		t.Fatalf("after three sign-ins: %d initial rows, balance %q; want 1 and 100", n, got)
-	}
-	u, err := h.Engine.Users().List(ctx, push.System(), push.UserFilter{})
-	if err != nil || len(u.Items) != 1 {
-		t.Fatalf("users: %v %v", u, err)
-	}
-	acct := u.Items[0].AccountID
-
-	// A Telegram bot from the form made of the platform's fields.
-	b.open("/bots")
-	b.check("bots-empty")
-	b.choose("#platform", "telegram")
-	b.submit(`form[action="/bots/new"] button`, "/bots/new?platform=telegram")
-	b.check("bot-new")
-	token := h.Telegram.NewBot()
-	b.fill("#name", "alerts")
-	b.fill("#cfg-token", token)
-	b.choose("#cfg-receive", "poll")
-	b.fill("#cfg-api_base", h.Telegram.URL())
-	b.submit(`form[action="/bots"] button[type=submit]`, "/bots/")
-	bots, err := h.Engine.Bots().List(ctx, push.System(), push.BotFilter{AccountID: acct})
-	if err != nil || len(bots.Items) != 1 || bots.Items[0].Name != "alerts" {
-		t.Fatalf("bots after the form: %+v %v", bots.Items, err)
-	}
-	bot := bots.Items[0]
-	b.submit(`form[action$="/verify"] button`, "/bots/")
-	if got := b.text(".note.ok"); !strings.Contains(got, "accepted") {
-		t.Fatalf("after verifying: %q", got)
-	}
-	b.check("bot")
-
-	// Bind a chat by invite: the code, the link and the QR code; the
-	// user sends /start <code> from the link, and the page turns bound.
-	b.submit(`form[action$="/bind"] button`, "/bots/")
-	code := b.text("#bind-code")
-	if len(code) != 8 || !strings.HasSuffix(b.text("#bind-link"), "?start="+code) || b.count("svg.qr path") != 1 {
-		t.Fatalf("bind page: code %q, link %q, %d QR codes", code, b.text("#bind-link"), b.count("svg.qr path"))
-	}
-	b.check("bind-waiting")
-	h.Telegram.Write(token, fake.TelegramChat{ID: 424242, Type: "private", Name: "Ada"}, "/start "+code)
-	b.waitFor(`#bind-status[data-bound="true"]`, 15*time.Second)
-	b.check("bind-bound")
-	targets, err := h.Engine.Targets().List(ctx, push.System(), push.TargetFilter{BotID: bot.ID})
-	if err != nil || len(targets.Items) != 1 || targets.Items[0].Address != "424242" {
-		t.Fatalf("targets after binding: %+v %v", targets.Items, err)
-	}
-	target := targets.Items[0]
-	b.open("/targets")
-	b.check("targets")
-	// A test message to the new target: its job page follows it live.
-	b.submit(`#target-`+strconv.FormatInt(target.ID, 10)+` form[action$="/test"] button`, "/jobs/")
-	b.waitFor(`#job-state[data-state="succeeded"]`, 10*time.Second)
-	if msgs := h.Telegram.Messages(); len(msgs) == 0 || msgs[len(msgs)-1].ChatID != "424242" || !strings.Contains(msgs[len(msgs)-1].Text, "test message") {
-		t.Fatalf("the chat received %+v", msgs)
-	}
-
-	// People: an invite into the account, shown once.
-	b.open("/people")
-	b.check("people")
-	b.fill("#invite-email", "grace@example.com")
-	b.submit(`form[action="/invites"] button[type=submit]`, "/invites")
-	if code := b.text("#invite-code"); len(code) < 8 || !strings.Contains(b.text("#invite-link"), "/signup?invite="+code) {
-		t.Fatalf("the new invite: %q %q", code, b.text("#invite-link"))
-	}
-	b.check("invite-new")
-
-	// A key, shown once.
-	b.open("/keys")
-	b.check("keys-empty")
-	b.fill("#key-name", "deploy script")
-	b.submit(`form[action="/keys"] button[type=submit]`, "/keys")
-	key := b.text("#new-key")
-	if len(key) < 20 || b.count("#new-key + button[data-copy]") != 1 {
-		t.Fatalf("new key %q, copy buttons %d", key, b.count("#new-key + button[data-copy]"))
-	}
-	b.check("key-new")
-	b.open("/keys")
-	if strings.Contains(b.text("main"), key) || !strings.Contains(b.text("main table"), "deploy script") {
-		t.Fatalf("the keys after making one: the key shown again, or its name missing: %q", b.text("main table"))
-	}
-	b.check("keys")
-
-	// A send through the API, seen succeeding on its page.
-	send := func(botID int64, targetID int64, content string) sent {
-		t.Helper()
-		r := testkit.Call(t, h.URL, "POST", "/openapi/v1/push/private", key, map[string]any{"botId": botID, "target": strconv.FormatInt(targetID, 10), "content": content})
-		var s sent
-		r.Decode(t, &s)
-		if s.Data.JobID == "" {
-			t.Fatalf("send: %d %s", r.Status, r.Body)
-		}
-		return s
-	}
-	ok := send(bot.ID, target.ID, "deploy finished")
-	b.open("/jobs/" + ok.Data.JobID)
-	b.waitFor(`#job-state[data-state="succeeded"]`, 10*time.Second)
-	b.check("job-succeeded")
-
-	// An uncertain job, first on the dashboard, resolved with the warning.
-	slowTok := slow.NewBot()
-	slowBot := h.PlatformBot(t, acct, "telegram", map[string]any{"token": slowTok, "api_base": slow.URL()})
-	slow.AddChat("555")
-	slowTarget, err := h.Engine.Targets().Bind(ctx, push.System(), push.Target{BotID: slowBot.ID, Type: push.TargetUser, Address: "555"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slow.DropNext(1)
-	lost := send(slowBot.ID, slowTarget.ID, "maybe delivered")
-	h.WaitJob(t, lost.Data.JobID, push.StateUncertain, 10*time.Second)
-	b.open("/")
-	if got := b.text(".attention li"); !strings.Contains(got, lost.Data.JobID) {
-		t.Fatalf("the dashboard's first job needing attention: %q, want the uncertain %s", got, lost.Data.JobID)
-	}
-	b.check("dashboard")
-	b.open("/jobs/" + lost.Data.JobID)
-	if got := b.text(".note.warn strong"); !strings.Contains(got, "Do not send it again") {
-		t.Fatalf("the resolve warning: %q", got)
-	}
-	b.check("job-uncertain")
-	b.do("pick succeeded", chromedp.Click(chromedp.CSS(`input[name=outcome][value=succeeded]`)))
-	b.fill("#note", "seen in the chat")
-	b.submit(`form[action$="/resolve"] button[type=submit]`, "/jobs/"+lost.Data.JobID)
-	if j := h.WaitJob(t, lost.Data.JobID, push.StateSucceeded, time.Second); j.Note != "seen in the chat" || !strings.Contains(j.ResolvedBy, email) {
-		t.Fatalf("resolved job: %+v", j)
-	}
-	b.check("job-resolved")
-
-	// A queued job canceled, its point back in the ledger. The one worker
-	// is held by a send the slow server does not answer yet.
-	slow.Block()
-	busy := send(slowBot.ID, slowTarget.ID, "holds the worker")
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		j, err := h.Engine.Jobs().Get(ctx, push.System(), busy.Data.JobID)
-		if err != nil || j.State == push.StateRunning {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the job that holds the worker is %s", j.State)
-		}
-	}
-	queued := send(slowBot.ID, slowTarget.ID, "waits in the queue")
-	b.open("/jobs?state=queued")
-	b.check("jobs-queued")
-	b.submit(`a[href="/jobs/`+queued.Data.JobID+`"]`, "/jobs/"+queued.Data.JobID)
-	b.submit(`form[action$="/cancel"] button`, "/jobs/"+queued.Data.JobID)
-	if b.text("#job-state") != "canceled" {
-		t.Fatalf("after canceling: %q", b.text("#job-state"))
-	}
-	slow.Unblock()
-	b.open("/points")
-	if n := b.count(`tr.ledger-refund a[href="/jobs/` + queued.Data.JobID + `"]`); n != 1 {
-		t.Fatalf("%d refunds of the canceled job in the ledger, want 1", n)
-	}
-	if got, want := b.text("#balance"), strconv.FormatInt(h.Balance(t, acct), 10); got != want || want != "96" {
-		t.Fatalf("balance %q, engine %s, want 96 (100, five sends, one refund)", got, want)
-	}
-	b.check("points")
-	b.open("/account")
-	b.check("account")
-	b.open("/jobs")
-	b.check("jobs")
+	memberLife(t, h, slow, "zh")
+	l := memberLife(t, h, slow, "en")
+	b, acct, bot := l.tab, l.account, l.bot
+	lost := sent{}
+	lost.Data.JobID = l.lost
 
 	// The key pages in Chinese, chosen with the switch and remembered.
 	b.submit(`.langs a[lang="zh-CN"]`, "/jobs")
@@ -548,6 +366,231 @@ func TestConsoleInChromium(t *testing.T) {
 	if out := b.outside(); len(out) > 0 {
 		t.Errorf("the console requested %v, outside the server", out)
 	}
+}
+
+// life is what memberLife leaves: the member's tab, account, email, key,
+// the uncertain job it resolved and its bot.
+type life struct {
+	tab     *tab
+	account int64
+	email   string
+	key     string
+	lost    string
+	bot     push.Bot
+}
+
+// memberLife walks a member's life through the console in a language:
+// sign up (after choosing the language, when it is not English), sign in
+// (the initial points once), a Telegram bot from the form, verified, a
+// chat bound by invite as its user would, a test message, an invite, a key
+// shown once, a send through the API seen succeeding, an uncertain job
+// resolved after the warning, a queued job canceled with its refund in
+// the ledger. The texts it reads are the language's catalog entries, and
+// axe-core checks every page.
+func memberLife(t *testing.T, h *testkit.Herald, slow *fake.Telegram, lang string) life {
+	t.Helper()
+	b := newTab(t, h.Root)
+	ctx := context.Background()
+	chat, keyName := map[string]int64{"en": 424242, "zh": 434343}[lang], map[string]string{"en": "deploy script", "zh": "部署脚本"}[lang]
+	w := console.Words(lang)
+	suffix := map[string]string{"en": "", "zh": "-zh"}[lang]
+	email, password := lang+"-ada@example.com", "a long and secret passphrase"
+	if lang != "en" {
+		// The language switch, before signing up: remembered on every page.
+		b.open("/lang/" + lang + "?next=/signup")
+	}
+
+	// Sign up, sign out, sign in.
+	b.open("/signup")
+	b.check("signup" + suffix)
+	b.fill("#email", email)
+	b.fill("#password", password)
+	b.fill("#password2", password)
+	b.fill("#account", "Ada's alerts")
+	b.submit(`form[action="/signup"] button[type=submit]`, "/?done=welcome")
+	b.check("dashboard-new" + suffix)
+	if got := b.text(".card .big"); got != "100" {
+		t.Fatalf("balance on the dashboard %q, want 100 (the initial points)", got)
+	}
+	for range 2 {
+		b.submit(`form[action="/signout"] button`, "/signin")
+		b.fill("#email", email)
+		b.fill("#password", password)
+		b.submit(`form[action="/signin"] button[type=submit]`, "/")
+	}
+	b.open("/points")
+	b.check("points-initial" + suffix)
+	if n, got := b.count("tr.ledger-initial"), b.text("#balance"); n != 1 || got != "100" {
+		t.Fatalf("after three sign-ins: %d initial rows, balance %q; want 1 and 100", n, got)
+	}
+	acct := int64(0)
+	u, err := h.Engine.Users().List(ctx, push.System(), push.UserFilter{Limit: push.MaxPageSize})
+	for _, it := range u.Items {
+		if it.Email == email {
+			acct = it.AccountID
+		}
+	}
+	if err != nil || acct == 0 {
+		t.Fatalf("users: %v %v", u, err)
+	}
+
+	// A Telegram bot from the form made of the platform's fields.
+	b.open("/bots")
+	b.check("bots-empty" + suffix)
+	b.choose("#platform", "telegram")
+	b.submit(`form[action="/bots/new"] button`, "/bots/new?platform=telegram")
+	b.check("bot-new" + suffix)
+	token := h.Telegram.NewBot()
+	b.fill("#name", "alerts")
+	b.fill("#cfg-token", token)
+	b.choose("#cfg-receive", "poll")
+	b.fill("#cfg-api_base", h.Telegram.URL())
+	b.submit(`form[action="/bots"] button[type=submit]`, "/bots/")
+	bots, err := h.Engine.Bots().List(ctx, push.System(), push.BotFilter{AccountID: acct})
+	if err != nil || len(bots.Items) != 1 || bots.Items[0].Name != "alerts" {
+		t.Fatalf("bots after the form: %+v %v", bots.Items, err)
+	}
+	bot := bots.Items[0]
+	b.submit(`form[action$="/verify"] button`, "/bots/")
+	if got := b.text(".note.ok"); got != w["done.bot_verified"] {
+		t.Fatalf("after verifying: %q", got)
+	}
+	b.check("bot" + suffix)
+
+	// Bind a chat by invite: the code, the link and the QR code; the
+	// user sends /start <code> from the link, and the page turns bound.
+	b.submit(`form[action$="/bind"] button`, "/bots/")
+	code := b.text("#bind-code")
+	if len(code) != 8 || !strings.HasSuffix(b.text("#bind-link"), "?start="+code) || b.count("svg.qr path") != 1 {
+		t.Fatalf("bind page: code %q, link %q, %d QR codes", code, b.text("#bind-link"), b.count("svg.qr path"))
+	}
+	b.check("bind-waiting" + suffix)
+	h.Telegram.Write(token, fake.TelegramChat{ID: chat, Type: "private", Name: "Ada"}, "/start "+code)
+	b.waitFor(`#bind-status[data-bound="true"]`, 15*time.Second)
+	b.check("bind-bound" + suffix)
+	targets, err := h.Engine.Targets().List(ctx, push.System(), push.TargetFilter{BotID: bot.ID})
+	if err != nil || len(targets.Items) != 1 || targets.Items[0].Address != strconv.FormatInt(chat, 10) {
+		t.Fatalf("targets after binding: %+v %v", targets.Items, err)
+	}
+	target := targets.Items[0]
+	b.open("/targets")
+	b.check("targets" + suffix)
+	// A test message to the new target: its job page follows it live.
+	b.submit(`#target-`+strconv.FormatInt(target.ID, 10)+` form[action$="/test"] button`, "/jobs/")
+	b.waitFor(`#job-state[data-state="succeeded"]`, 10*time.Second)
+	if msgs := h.Telegram.Messages(); len(msgs) == 0 || msgs[len(msgs)-1].ChatID != strconv.FormatInt(chat, 10) || msgs[len(msgs)-1].Text != w["test.text"] {
+		t.Fatalf("the chat received %+v", msgs)
+	}
+
+	// People: an invite into the account, shown once.
+	b.open("/people")
+	b.check("people" + suffix)
+	b.fill("#invite-email", "grace@example.com")
+	b.submit(`form[action="/invites"] button[type=submit]`, "/invites")
+	if code := b.text("#invite-code"); len(code) < 8 || !strings.Contains(b.text("#invite-link"), "/signup?invite="+code) {
+		t.Fatalf("the new invite: %q %q", code, b.text("#invite-link"))
+	}
+	b.check("invite-new" + suffix)
+
+	// A key, shown once.
+	b.open("/keys")
+	b.check("keys-empty" + suffix)
+	b.fill("#key-name", keyName)
+	b.submit(`form[action="/keys"] button[type=submit]`, "/keys")
+	key := b.text("#new-key")
+	if len(key) < 20 || b.count("#new-key + button[data-copy]") != 1 {
+		t.Fatalf("new key %q, copy buttons %d", key, b.count("#new-key + button[data-copy]"))
+	}
+	b.check("key-new" + suffix)
+	b.open("/keys")
+	if strings.Contains(b.text("main"), key) || !strings.Contains(b.text("main table"), keyName) {
+		t.Fatalf("the keys after making one: the key shown again, or its name missing: %q", b.text("main table"))
+	}
+	b.check("keys" + suffix)
+
+	// A send through the API, seen succeeding on its page.
+	send := func(botID int64, targetID int64, content string) sent {
+		t.Helper()
+		r := testkit.Call(t, h.URL, "POST", "/openapi/v1/push/private", key, map[string]any{"botId": botID, "target": strconv.FormatInt(targetID, 10), "content": content})
+		var s sent
+		r.Decode(t, &s)
+		if s.Data.JobID == "" {
+			t.Fatalf("send: %d %s", r.Status, r.Body)
+		}
+		return s
+	}
+	ok := send(bot.ID, target.ID, "deploy finished")
+	b.open("/jobs/" + ok.Data.JobID)
+	b.waitFor(`#job-state[data-state="succeeded"]`, 10*time.Second)
+	b.check("job-succeeded" + suffix)
+
+	// An uncertain job, first on the dashboard, resolved with the warning.
+	slowTok := slow.NewBot()
+	slowBot := h.PlatformBot(t, acct, "telegram", map[string]any{"token": slowTok, "api_base": slow.URL()})
+	slow.AddChat("555")
+	slowTarget, err := h.Engine.Targets().Bind(ctx, push.System(), push.Target{BotID: slowBot.ID, Type: push.TargetUser, Address: "555"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow.DropNext(1)
+	lost := send(slowBot.ID, slowTarget.ID, "maybe delivered")
+	h.WaitJob(t, lost.Data.JobID, push.StateUncertain, 10*time.Second)
+	b.open("/")
+	if got := b.text(".attention li"); !strings.Contains(got, lost.Data.JobID) {
+		t.Fatalf("the dashboard's first job needing attention: %q, want the uncertain %s", got, lost.Data.JobID)
+	}
+	b.check("dashboard" + suffix)
+	b.open("/jobs/" + lost.Data.JobID)
+	if got := b.text(".note.warn strong"); got != w["job.resolve_warning"] {
+		t.Fatalf("the resolve warning: %q", got)
+	}
+	b.check("job-uncertain" + suffix)
+	b.do("pick succeeded", chromedp.Click(chromedp.CSS(`input[name=outcome][value=succeeded]`)))
+	b.fill("#note", "seen in the chat")
+	b.submit(`form[action$="/resolve"] button[type=submit]`, "/jobs/"+lost.Data.JobID)
+	if j := h.WaitJob(t, lost.Data.JobID, push.StateSucceeded, time.Second); j.Note != "seen in the chat" || !strings.Contains(j.ResolvedBy, email) {
+		t.Fatalf("resolved job: %+v", j)
+	}
+	b.check("job-resolved" + suffix)
+
+	// A queued job canceled, its point back in the ledger. The one worker
+	// is held by a send the slow server does not answer yet.
+	slow.Block()
+	busy := send(slowBot.ID, slowTarget.ID, "holds the worker")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		j, err := h.Engine.Jobs().Get(ctx, push.System(), busy.Data.JobID)
+		if err != nil || j.State == push.StateRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job that holds the worker is %s", j.State)
+		}
+	}
+	queued := send(slowBot.ID, slowTarget.ID, "waits in the queue")
+	b.open("/jobs?state=queued")
+	b.check("jobs-queued" + suffix)
+	b.submit(`a[href="/jobs/`+queued.Data.JobID+`"]`, "/jobs/"+queued.Data.JobID)
+	b.submit(`form[action$="/cancel"] button`, "/jobs/"+queued.Data.JobID)
+	if b.text("#job-state") != w["state.canceled"] {
+		t.Fatalf("after canceling: %q", b.text("#job-state"))
+	}
+	slow.Unblock()
+	b.open("/points")
+	if n := b.count(`tr.ledger-refund a[href="/jobs/` + queued.Data.JobID + `"]`); n != 1 {
+		t.Fatalf("%d refunds of the canceled job in the ledger, want 1", n)
+	}
+	if got, want := b.text("#balance"), strconv.FormatInt(h.Balance(t, acct), 10); got != want || want != "96" {
+		t.Fatalf("balance %q, engine %s, want 96 (100, five sends, one refund)", got, want)
+	}
+	b.check("points" + suffix)
+	b.open("/account")
+	b.check("account" + suffix)
+	b.open("/jobs")
+	b.check("jobs" + suffix)
+	if lang == "zh" && b.eval(`document.documentElement.lang === "zh-CN" ? 1 : 0`) != 1 {
+		t.Fatal("the pages in Chinese are not marked zh-CN")
+	}
+	return life{tab: b, account: acct, email: email, key: key, lost: lost.Data.JobID, bot: bot}
 }
 
 // TestConsoleWithoutJavaScript: with scripts off in Chromium, the forms

@@ -91,6 +91,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	if err := c.crossOrigin.Check(r); err != nil {
+		_, r.Pattern = c.mux.Handler(r) // the route it was refused on, for the metrics
 		c.fail(w, r, &push.Error{Kind: push.Forbidden, Reason: "cross_origin",
 			Message: "this form was sent from another site: it was refused to protect your account; use this server's own pages"})
 		return

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
@@ -418,5 +420,61 @@ func TestWithoutConsole(t *testing.T) {
 	r := h.CallRoot(t, "GET", "/")
 	if r.Status != 404 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("/: %d %s", r.Status, r.Header.Get("Content-Type"))
+	}
+}
+
+// TestEveryPageHasItsRouteLabel: the console's requests are counted in
+// /metrics under the console's route patterns, never as unmatched: pages,
+// the 404 page, assets, forms and a form refused from another site.
+func TestEveryPageHasItsRouteLabel(t *testing.T) {
+	h := newConsole(t)
+	m := newMember(t, h, "acme")
+	b := newBrowserLike(t, h, m.token)
+	for _, path := range append(memberPages(m), "/signin", "/nope", "/static/console.css", "/lang/zh?next=/keys") {
+		b.get(t, path)
+	}
+	b.post(t, "/keys", url.Values{"name": {"x"}, "expires": {"0"}}, "/keys")
+	b.post(t, "/keys", url.Values{"name": {"x"}, "expires": {"0"}}, "/keys", "Sec-Fetch-Site", "cross-site")
+	r := h.CallRoot(t, "GET", "/metrics")
+	var lines []string
+	for line := range strings.SplitSeq(string(r.Body), "\n") {
+		if strings.HasPrefix(line, "herald_http_requests_total{") {
+			lines = append(lines, line)
+		}
+	}
+	all := strings.Join(lines, "\n")
+	if strings.Contains(all, `route=""`) || strings.Contains(all, `route="unmatched"`) {
+		t.Errorf("requests without their route:\n%s", all)
+	}
+	for _, want := range []string{
+		`method="GET",route="/{$}",status="200"`, `method="GET",route="/bots/{id}",status="200"`, `method="GET",route="/jobs/{id}",status="200"`,
+		`method="GET",route="/",status="404"`, `method="GET",route="/static/",status="200"`, `method="GET",route="/lang/{lang}",status="303"`,
+		`method="POST",route="/keys",status="201"`, `method="POST",route="/keys",status="403"`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no request counted as %s", want)
+		}
+	}
+}
+
+// TestDashboardCountsEveryJob: the dashboard's counts of today's sends are
+// exact beyond a page of jobs.
+func TestDashboardCountsEveryJob(t *testing.T) {
+	h := newConsole(t, testkit.WithoutStart(), testkit.WithPoints(push.Points{}), testkit.WithLimits(push.Limits{SyncWait: time.Millisecond, BacklogPerBot: 2000, BacklogTotal: 4000}))
+	a := h.Account(t, "busy")
+	h.User(t, a.ID, "busy@example.com", push.RoleMember)
+	bot := h.TelegramBot(t, a.ID)
+	target := h.Target(t, bot.ID, push.TargetUser, "")
+	const n = push.MaxPageSize + 5
+	for range n {
+		if _, err := h.Engine.Send(context.Background(), push.AccountPrincipal(a.ID), push.SendRequest{BotID: bot.ID, TargetID: target.ID, Message: push.Message{Type: push.MsgTypeText, Content: "count me"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newBrowserLike(t, h, h.SignIn(t, "busy@example.com"))
+	p := b.get(t, "/")
+	want := fmt.Sprintf(`<li class="state-queued"><a href="/jobs?state=queued"><span class="n">%d</span>`, n)
+	if p.Status != 200 || !strings.Contains(p.Body, want) {
+		t.Fatalf("dashboard %d: want %s in\n%s", p.Status, want, p.Body)
 	}
 }

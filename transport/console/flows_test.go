@@ -408,3 +408,70 @@ func TestBindByAddress(t *testing.T) {
 		t.Fatalf("targets: %+v %v", ts.Items, err)
 	}
 }
+
+// TestBotFormTypesItsFields: a form's number, list and yes/no fields reach
+// the platform as the JSON types its config takes: a Gotify priority as a
+// number, DingTalk keywords as a list (a message without one is refused),
+// QQ's sandbox as a checkbox; a number that is not one is refused, naming
+// the field, and makes no bot.
+func TestBotFormTypesItsFields(t *testing.T) {
+	h := newConsole(t, testkit.WithPoints(push.Points{}))
+	m := newMember(t, h, "acme")
+	b := newBrowserLike(t, h, m.token)
+	send := func(t *testing.T, bot int64, content string) testkit.Response {
+		t.Helper()
+		return h.Call(t, "POST", "/openapi/v1/push/private", m.key, map[string]any{"botId": bot, "content": content})
+	}
+	create := func(t *testing.T, platform string, form url.Values) int64 {
+		t.Helper()
+		form.Set("platform", platform)
+		form.Set("name", platform)
+		p := b.post(t, "/bots", form, "/bots/new?platform="+platform)
+		id, err := strconv.ParseInt(strings.TrimPrefix(p.URL, "/bots/"), 10, 64)
+		if p.Status != 200 || err != nil {
+			t.Fatalf("create a %s bot: %d at %s\n%s", platform, p.Status, p.URL, p.Body)
+		}
+		return id
+	}
+
+	t.Run("number", func(t *testing.T) {
+		g := fake.NewGotify(t)
+		bot := create(t, "gotify", url.Values{"cfg.server": {g.URL()}, "cfg.token": {g.NewApp("herald")}, "cfg.priority": {"7"}})
+		if r := send(t, bot, "deployed"); r.Status != 200 {
+			t.Fatalf("send: %d %s", r.Status, r.Body)
+		}
+		if msgs := g.Messages(); len(msgs) != 1 || msgs[0].Priority != 7 {
+			t.Fatalf("Gotify received %+v, want one message of priority 7", msgs)
+		}
+		bots, _ := h.Engine.Bots().List(context.Background(), push.System(), push.BotFilter{AccountID: m.acct.ID})
+		p := b.post(t, "/bots", url.Values{"platform": {"gotify"}, "name": {"bad"}, "cfg.server": {g.URL()}, "cfg.token": {"x"}, "cfg.priority": {"seven"}}, "/bots/new?platform=gotify")
+		if p.Status != 400 || !strings.Contains(p.Body, "Priority must be a whole number") {
+			t.Fatalf("priority seven: %d\n%s", p.Status, p.Body)
+		}
+		if after, _ := h.Engine.Bots().List(context.Background(), push.System(), push.BotFilter{AccountID: m.acct.ID}); len(after.Items) != len(bots.Items) {
+			t.Fatalf("a refused form made a bot: %d bots, was %d", len(after.Items), len(bots.Items))
+		}
+	})
+
+	t.Run("list", func(t *testing.T) {
+		d := fake.NewDingTalk(t)
+		token, _ := d.NewRobot(fake.DingTalkSecurity{Keywords: []string{"deploy", "alert"}})
+		bot := create(t, "dingtalk", url.Values{"cfg.access_token": {token}, "cfg.api_base": {d.URL()}, "cfg.keywords": {"deploy\r\n alert ,"}})
+		if r := send(t, bot, "hello"); r.Status != 400 || !strings.Contains(string(r.Body), "keyword") {
+			t.Fatalf("a message without a keyword: %d %s, want 400 naming the keywords", r.Status, r.Body)
+		}
+		if r := send(t, bot, "alert: disk full"); r.Status != 200 {
+			t.Fatalf("a message with a keyword: %d %s", r.Status, r.Body)
+		}
+		if msgs := d.Messages(); len(msgs) != 1 || msgs[0].Content != "alert: disk full" {
+			t.Fatalf("DingTalk received %+v", msgs)
+		}
+	})
+
+	t.Run("bool", func(t *testing.T) {
+		p := b.get(t, "/bots/new?platform=qq")
+		if !strings.Contains(p.Body, `id="cfg-sandbox" name="cfg.sandbox" type="checkbox" value="true"`) {
+			t.Fatalf("QQ's sandbox is not a checkbox:\n%s", p.Body)
+		}
+	})
+}

@@ -24,13 +24,9 @@ type dashboardView struct {
 	*frame
 	Account   push.Account
 	Today     []stateCount
-	More      bool // more jobs today than were counted
 	Uncertain []push.Job
 	Failed    []push.Job
 }
-
-// countPage is how many of today's jobs the dashboard counts at most.
-const countPage = push.MaxPageSize
 
 func (c *Console) dashboard(q *request) error {
 	ctx := q.r.Context()
@@ -41,16 +37,9 @@ func (c *Console) dashboard(q *request) error {
 	now := time.Now().UTC()
 	since := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	v := &dashboardView{frame: c.newFrame(q, "dashboard.title", "dashboard"), Account: a}
-	// Today's jobs are counted from one page of the newest; a day with
-	// more than a page says so ("500+" on the states of the oldest).
-	today, err := c.eng.Jobs().List(ctx, q.p, push.JobFilter{AccountID: q.p.AccountID, Since: since, Limit: countPage})
+	counts, err := c.eng.Jobs().Count(ctx, q.p, push.JobCountFilter{AccountID: q.p.AccountID, Since: since})
 	if err != nil {
 		return err
-	}
-	v.More = today.Next != ""
-	counts := map[push.State]int{}
-	for _, j := range today.Items {
-		counts[j.State]++
 	}
 	for _, s := range push.States() {
 		v.Today = append(v.Today, stateCount{State: s, Count: counts[s]})

@@ -11,8 +11,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/platforms/builtin"
 	"github.com/heraldpush/herald/push"
 )
+
+// platformFieldKey is a key of a platform's config field's words:
+// field.<platform>.<field>.label or .help. The English words are the
+// platform's own (push.ConfigField); only the other languages have keys.
+var platformFieldKey = regexp.MustCompile(`^field\.[a-z]+\.[a-z_]+\.(label|help)$`)
 
 // TestCatalogsHaveTheSameKeys: every English key has a Chinese entry and
 // the other way round, and no entry is empty.
@@ -21,7 +27,9 @@ func TestCatalogsHaveTheSameKeys(t *testing.T) {
 	keys := func(m map[string]string) []string {
 		var out []string
 		for k, v := range m {
-			out = append(out, k)
+			if !platformFieldKey.MatchString(k) {
+				out = append(out, k)
+			}
 			if strings.TrimSpace(v) == "" {
 				t.Errorf("key %q has an empty entry", k)
 			}
@@ -36,6 +44,37 @@ func TestCatalogsHaveTheSameKeys(t *testing.T) {
 		if strings.Count(v, "%") != strings.Count(zh[k], "%") {
 			t.Errorf("key %q: the entries take different arguments: %q, %q", k, v, zh[k])
 		}
+	}
+}
+
+// TestEveryConfigFieldInChinese: every config field of every built-in
+// platform that describes its fields has its label and help in Chinese,
+// and the Chinese catalog has no words for a field that does not exist.
+func TestEveryConfigFieldInChinese(t *testing.T) {
+	zh := chineseWords()
+	want := map[string]bool{}
+	for name, pl := range builtin.Platforms(nil) {
+		d, ok := pl.(push.ConfigDescriber)
+		if !ok {
+			continue
+		}
+		for _, f := range d.ConfigFields() {
+			for _, part := range []string{"label", "help"} {
+				k := "field." + name + "." + f.Name + "." + part
+				want[k] = true
+				if strings.TrimSpace(zh[k]) == "" {
+					t.Errorf("%s: no Chinese words", k)
+				}
+			}
+		}
+	}
+	for k := range zh {
+		if platformFieldKey.MatchString(k) && !want[k] {
+			t.Errorf("%s: words for a field no platform has", k)
+		}
+	}
+	if len(want) < 2*40 {
+		t.Fatalf("%d field keys: the platforms describe too few fields", len(want))
 	}
 }
 

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS jobs_account_created;
