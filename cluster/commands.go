@@ -43,4 +43,3 @@ func (c *CommandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 		return next(ctx, cmds)
 	}
 }
-
