@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,6 +206,55 @@ func TestRateLimiterFallsBack(t *testing.T) {
 				t.Fatalf("not back on Redis: %+v, %v", d, err)
 			}
 			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}
+
+// TestNotifierBatchesPublications: notices given while a publication is
+// under way go out together in the next one, so that many settling jobs
+// cost Redis far fewer publications than notices; every notice still
+// reaches the other node, and every Notify returns once its notices are
+// published.
+func TestNotifierBatchesPublications(t *testing.T) {
+	eachRedis(t, func(t *testing.T, addr string) {
+		ns := testkit.RandomName("n_")
+		rdb := node(t, addr)
+		calls := new(cluster.CommandCounter)
+		rdb.AddHook(calls)
+		a := notifier(t, rdb, ns)
+		b := notifier(t, node(t, addr), ns)
+		const n = 200
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprint("j", i)
+		}
+		onB, stop := b.Subscribe(ids)
+		defer stop()
+		before := calls.Commands()
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for _, id := range ids {
+			wg.Go(func() { errs <- a.Notify(ctx, id) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		published := calls.Commands() - before
+		got := map[string]bool{}
+		for len(got) < n {
+			select {
+			case id := <-onB:
+				got[id] = true
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%d of %d notices reached the other node", len(got), n)
+			}
+		}
+		if published < 1 || published > n/2 {
+			t.Errorf("%d notices took %d publications; want them batched (at most %d)", n, published, n/2)
 		}
 	})
 }

@@ -31,6 +31,15 @@ type Notifier struct {
 	pubsub *redis.PubSub
 	done   chan struct{}
 	once   sync.Once
+
+	// The notices waiting for a publication, and whether one is under
+	// way: the notices that come while one is under way go out together
+	// in the next, so that a busy node publishes once per round trip
+	// rather than once per job.
+	mu         sync.Mutex
+	publishing bool
+	pending    []string
+	waiting    []chan error
 }
 
 var _ push.Notifier = (*Notifier)(nil)
@@ -87,18 +96,64 @@ func (n *Notifier) listen() {
 	}
 }
 
-// Notify implements push.Notifier.
+// publishTimeout bounds one publication.
+const publishTimeout = 2 * time.Second
+
+// Notify implements push.Notifier: it wakes this process's waiters at
+// once and returns when the notices are published (with those of other
+// callers that came while a publication was under way).
 func (n *Notifier) Notify(ctx context.Context, jobIDs ...string) error {
 	if len(jobIDs) == 0 {
 		return nil
 	}
 	_ = n.local.Notify(ctx, jobIDs...)
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := n.rdb.Publish(ctx, n.channel, n.node+" "+strings.Join(jobIDs, " ")).Err(); err != nil {
-		return &push.Error{Kind: push.Unavailable, Reason: "notices_unavailable", Message: "completion notice not published", Err: err}
+	done := make(chan error, 1)
+	n.mu.Lock()
+	n.pending = append(n.pending, jobIDs...)
+	n.waiting = append(n.waiting, done)
+	if !n.publishing {
+		n.publishing = true
+		go n.publish()
 	}
-	return nil
+	n.mu.Unlock()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// publish publishes the pending notices, one message per round, until
+// none are left.
+func (n *Notifier) publish() {
+	var payload strings.Builder
+	for {
+		n.mu.Lock()
+		ids, waiting := n.pending, n.waiting
+		n.pending, n.waiting = nil, nil
+		if len(ids) == 0 {
+			n.publishing = false
+			n.mu.Unlock()
+			return
+		}
+		n.mu.Unlock()
+		payload.Reset()
+		payload.WriteString(n.node)
+		for _, id := range ids {
+			payload.WriteByte(' ')
+			payload.WriteString(id)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+		err := n.rdb.Publish(ctx, n.channel, payload.String()).Err()
+		cancel()
+		if err != nil {
+			err = &push.Error{Kind: push.Unavailable, Reason: "notices_unavailable", Message: "completion notice not published", Err: err}
+		}
+		for _, w := range waiting {
+			w <- err
+		}
+	}
 }
 
 // Subscribe implements push.Notifier.

@@ -185,6 +185,33 @@ func (m *Metrics) WatchBacklog(src BacklogSource, platforms []string) {
 	})
 }
 
+// Calls are counters of what a node asks of the services it shares with
+// other nodes; a nil one is not exported.
+type Calls struct {
+	// DBStatements and DBCommits count the statements sent to PostgreSQL
+	// (BEGIN and COMMIT included) and the transactions committed there.
+	DBStatements, DBCommits func() int64
+	// RedisCommands and RedisRoundTrips count the commands sent to Redis
+	// and the round trips (a pipeline is one).
+	RedisCommands, RedisRoundTrips func() int64
+}
+
+// WatchCalls adds the counters of c, read at each scrape:
+// herald_db_statements_total, herald_db_commits_total,
+// herald_redis_commands_total and herald_redis_round_trips_total.
+func (m *Metrics) WatchCalls(c Calls) {
+	add := func(name, help string, f func() int64) {
+		if f != nil {
+			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help},
+				func() float64 { return float64(f()) }))
+		}
+	}
+	add("db_statements_total", "Statements sent to PostgreSQL, BEGIN and COMMIT included (each a round trip).", c.DBStatements)
+	add("db_commits_total", "Transactions committed on PostgreSQL.", c.DBCommits)
+	add("redis_commands_total", "Commands sent to Redis, those of pipelines one by one.", c.RedisCommands)
+	add("redis_round_trips_total", "Round trips to Redis (a pipeline is one).", c.RedisRoundTrips)
+}
+
 // Handler serves the metrics in the Prometheus text format (or
 // OpenMetrics when asked for). A failing backlog read leaves those gauges
 // out of that scrape and is logged; the other metrics are still served.

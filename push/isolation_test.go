@@ -72,7 +72,7 @@ func refusedBot(t *testing.T, h *testkit.Herald, targets int) deadBot {
 // and returns it.
 func waitParked(t *testing.T, h *testkit.Herald, id string) push.Job {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // every queued job gets its turn: a loaded machine takes a while
 	for {
 		j, err := h.Engine.Jobs().Get(ctx, push.System(), id)
 		if err != nil {

@@ -233,7 +233,14 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 	}
 	notices, stop := e.subscribe(ids, jobs)
 	defer stop()
-	if err := e.queue.Enqueue(ctx, ids...); err != nil {
+	// The synchronous wait starts now: a queue that cannot be reached
+	// (Redis down, its client dialling again and again) takes from it and
+	// cannot make the answer later than it.
+	until := time.Now().Add(e.limits.SyncWait)
+	ectx, cancel := context.WithDeadline(ctx, until)
+	err = e.queue.Enqueue(ectx, ids...)
+	cancel()
+	if err != nil {
 		// The jobs are committed; recovery or the reconciler enqueues them.
 		e.log.Warn("enqueue failed; jobs stay queued for recovery", "jobs", len(ids), "err", err)
 	}
@@ -241,7 +248,7 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 	for i, j := range jobs {
 		out[i] = *j
 	}
-	out, err = e.await(ctx, notices, out)
+	out, err = e.await(ctx, notices, out, until)
 	return Result{Jobs: out}, err
 }
 
@@ -492,7 +499,7 @@ func (e *Engine) replay(ctx context.Context, rec IdempotencyRecord, s *submissio
 		return Result{}, err
 	}
 	e.obs.Replay(s.kind)
-	jobs, err = e.await(ctx, notices, jobs)
+	jobs, err = e.await(ctx, notices, jobs, time.Now().Add(e.limits.SyncWait))
 	if err == nil {
 		e.replays.put(rec, jobs)
 	}
@@ -524,10 +531,10 @@ func (e *Engine) replayable(rec IdempotencyRecord, s *submission, fp requestPrin
 	return nil
 }
 
-// await waits until every job is settled, the synchronous wait passes or
-// ctx ends, re-reading a job from the store when it is notified (and all
-// pending ones every poll interval, in case a notice was lost).
-func (e *Engine) await(ctx context.Context, notices <-chan string, jobs []Job) ([]Job, error) {
+// await waits until every job is settled, the synchronous wait ends (at
+// until) or ctx ends, re-reading a job from the store when it is notified
+// (and all pending ones every poll interval, in case a notice was lost).
+func (e *Engine) await(ctx context.Context, notices <-chan string, jobs []Job, until time.Time) ([]Job, error) {
 	pending := make(map[string]int)
 	for i, j := range jobs {
 		if !j.State.Settled() {
@@ -537,7 +544,7 @@ func (e *Engine) await(ctx context.Context, notices <-chan string, jobs []Job) (
 	if len(pending) == 0 {
 		return jobs, nil
 	}
-	deadline := time.NewTimer(e.limits.SyncWait)
+	deadline := time.NewTimer(time.Until(until))
 	defer deadline.Stop()
 	poll := time.NewTicker(time.Second)
 	defer poll.Stop()

@@ -24,8 +24,9 @@ const taskType = "herald:job"
 //
 // The job id is the task's TaskID, so enqueueing an id that is already
 // waiting is harmless (asynq refuses the second copy); asynq's Unique
-// option is never used. A finished task is retained for a while under its
-// id. asynq delivers at least once: a task whose worker died is handed to
+// option is never used. A finished task is deleted at once (unless
+// RedisOptions.Retention keeps it): nothing reads it, and keeping it
+// costs Redis a write and memory per job. asynq delivers at least once: a task whose worker died is handed to
 // another worker after its lease expires, and the engine makes a job it
 // finds running uncertain instead of sending it again. The job rows are
 // the truth: an id that Redis lost is enqueued again by the engine's
@@ -56,7 +57,8 @@ type RedisOptions struct {
 	Workers int
 	// Logger receives handler failures and Redis trouble.
 	Logger *slog.Logger
-	// Retention is how long a finished task keeps its id (default 1 h).
+	// Retention is how long a finished task is kept under its id, for
+	// asynq's inspector to show (default 0: deleted when it finishes).
 	Retention time.Duration
 	// Timeout caps one run of the handler (default 5 min; keep it above the
 	// engine's send window plus one platform call).
@@ -100,7 +102,7 @@ func NewRedis(rdb redis.UniversalClient, opts RedisOptions) *Redis {
 			*d = v
 		}
 	}
-	def(&opts.Retention, time.Hour)
+	opts.Retention = max(opts.Retention, 0)
 	def(&opts.Timeout, 5*time.Minute)
 	def(&opts.PollInterval, 100*time.Millisecond)
 	def(&opts.ForwardInterval, 250*time.Millisecond)

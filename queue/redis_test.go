@@ -64,6 +64,7 @@ func newQueue(t *testing.T, rdb redis.UniversalClient, workers int, ns string) *
 	q := queue.NewRedis(rdb, queue.RedisOptions{
 		Namespace: ns, Workers: workers, PollInterval: 10 * time.Millisecond,
 		ForwardInterval: 20 * time.Millisecond, RetryDelay: 20 * time.Millisecond, MaxRetry: 3,
+		Retention: time.Hour, // the tests read the finished tasks' states
 	})
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -410,5 +411,42 @@ func TestRedisQueueLen(t *testing.T) {
 			t.Fatal("no worker took an id")
 		}
 		length(2)
+	})
+}
+
+// TestRedisQueueKeepsNothingFinished: by default a finished task is
+// deleted at once (nothing reads it; keeping it costs Redis a write and
+// memory per job), and its id can be enqueued and handled again.
+func TestRedisQueueKeepsNothingFinished(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		q := queue.NewRedis(rdb, queue.RedisOptions{Namespace: ns, Workers: 1, PollInterval: 10 * time.Millisecond})
+		t.Cleanup(func() {
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_ = q.Stop(sctx)
+		})
+		rec, id := runOne(t, q, nil)
+		rec.wait(t, 1, 10*time.Second)
+		insp := asynq.NewInspectorFromRedisClient(rdb)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			info, err := insp.GetTaskInfo(ns, id)
+			if errors.Is(err, asynq.ErrTaskNotFound) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("finished task: %+v, %v; want it deleted", info, err)
+			}
+		}
+		if n, err := rdb.Exists(ctx, "asynq:{"+ns+"}:t:"+id, "asynq:{"+ns+"}:completed").Result(); n != 0 || err != nil {
+			t.Fatalf("%d keys of the finished task are left (%v)", n, err)
+		}
+		if err := q.Enqueue(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		rec.wait(t, 1, 10*time.Second)
+		if n := rec.count(id); n != 2 {
+			t.Fatalf("id enqueued again after it finished: handled %d times in all, want 2", n)
+		}
 	})
 }

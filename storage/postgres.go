@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/push"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
@@ -158,10 +159,13 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	sqldb, err := sql.Open("pgx", driverDSN)
+	cfg, err := pgx.ParseConfig(driverDSN)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open PostgreSQL %s: %w", Redact(dsn), err)
 	}
+	counter := new(statementCounter)
+	cfg.Tracer = counter
+	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(maxConns)
 	sqldb.SetMaxIdleConns(maxConns)
 	db := bun.NewDB(sqldb, pgdialect.New())
@@ -174,5 +178,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", msg, err)
 	}
-	return newStore(db, db, d, db.Close), nil
+	s := newStore(db, db, d, db.Close)
+	s.statements = counter
+	return s, nil
 }

@@ -29,7 +29,8 @@ type Store struct {
 	nativeQueries sync.Map // statement text → the same with the database's placeholders
 	closeOnce     sync.Once
 	closeErr      error
-	retried       atomic.Int64 // transactions run again after the database aborted them
+	retried       atomic.Int64      // transactions run again after the database aborted them
+	statements    *statementCounter // PostgreSQL's; nil on SQLite
 }
 
 var _ push.Store = (*Store)(nil)

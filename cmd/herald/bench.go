@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldpush/herald/internal/bench"
 	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/storage"
 )
 
 // benchCmd runs `herald bench`: a load generator in the manner of nats
@@ -41,6 +42,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&c.Points, "points", false, "embedded server: enable the points system (the account gets a balance that lasts)")
 	fs.StringVar(&c.LogLevel, "server-log-level", "info", "embedded server: its log level (the log goes to a temporary file)")
 	fs.StringVar(&c.ProfileDir, "profile", "", "embedded server: write its CPU, allocation and heap profiles of the measured time (cpu.pprof, allocs.pprof, heap.pprof) into this directory")
+	probe := fs.Bool("probe", false, "with a PostgreSQL --db: after the scenario, run the ceiling line in the same way: one PostgreSQL insert (and, with --redis, one Redis LPUSH) per request, answered by this process")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the report, and no progress line")
 	// Command line only: the shell may be set up for serve, whose flags of
 	// the same names (HERALD_DB, HERALD_REDIS…) mean something else.
@@ -71,9 +73,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f, ok := stdout.(*os.File); ok && !*asJSON && isTerminal(f) {
 		c.Progress = stdout
 	}
+	if *probe && !storage.IsPostgres(c.DB) {
+		return errors.New("--probe needs a PostgreSQL --db: it measures one insert per request there")
+	}
 	rep, err := bench.Run(ctx, c)
 	if err != nil && rep == nil {
 		return err
+	}
+	if *probe && err == nil {
+		rep.Probe, err = bench.RunProbe(ctx, c)
 	}
 	if *asJSON {
 		if perr := printJSON(stdout, rep); perr != nil {

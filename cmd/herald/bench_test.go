@@ -136,3 +136,58 @@ func TestBenchIgnoresServeEnvironment(t *testing.T) {
 		t.Fatalf("herald bench with a bad HERALD_SECRET_KEY: %v\n%s", err, out)
 	}
 }
+
+// TestBenchCosts checks the cost counters of herald bench against sends
+// of known cost, on a PostgreSQL and a Redis of the test's own (the
+// counters are the servers', which other clients would move):
+//   - the probe line makes one INSERT, its own transaction, and one LPUSH
+//     per request, and is reported so;
+//   - at concurrency 1 no two transactions share a commit, and a single
+//     send is the three transactions of BENCHMARKS.md: the request's
+//     (BEGIN, the idempotency record, the job, the service's and the
+//     bot's backlog counters, COMMIT), the worker's claim (BEGIN, the move
+//     to running, COMMIT) and its outcome (BEGIN, the move to succeeded,
+//     the two backlog counters, COMMIT): 3 commits and 14 statements.
+//     Its Redis calls are asynq's enqueue, dequeue and completion scripts
+//     and the completion notice, and the worker's polls of an empty queue
+//     between sends.
+func TestBenchCosts(t *testing.T) {
+	pg := testkit.StartPostgresServer(t)
+	rdb := testkit.StartRedisServer(t)
+	r := runBench(t, "--db", pg.URL(), "--redis", rdb, "--duration", "3s", "--warmup", "1s", "--concurrency", "1", "--probe")
+	if r.OK < 100 || r.NotOK != 0 || r.Probe == nil || r.Probe.OK < 100 || r.Probe.NotOK != 0 {
+		t.Fatalf("report: %+v, probe %+v (first problem: %s)\n%s", r, r.Probe, r.FirstProblem, r.ServerLogTail)
+	}
+	within := func(what string, v *float64, lo, hi float64) {
+		t.Helper()
+		if v == nil {
+			t.Errorf("%s: not reported", what)
+		} else if *v < lo || *v > hi {
+			t.Errorf("%s: %.2f per request, want %.2f to %.2f", what, *v, lo, hi)
+		}
+	}
+	p, c := r.Probe.Costs, r.Costs
+	if p == nil || c == nil {
+		t.Fatalf("no costs reported: %+v / %+v", r, r.Probe)
+	}
+	pj, _ := json.Marshal(p)
+	cj, _ := json.Marshal(c)
+	t.Logf("probe %s\nsend %s", pj, cj)
+	// PostgreSQL publishes its transaction counts up to a second late: a
+	// wide band for them; Redis's and Herald's own counts are exact but
+	// for the requests in flight at the edges of the measured time.
+	within("probe: PostgreSQL transactions", p.PGTransactions, 0.6, 1.4)
+	within("probe: Redis commands", p.RedisCommands, 0.97, 1.05)
+	within("probe: Redis script calls", p.RedisScriptCalls, 0, 0)
+	within("send: commits", c.HeraldCommits, 2.95, 3.1)
+	within("send: statements", c.HeraldStatements, 13.9, 14.3)
+	within("send: PostgreSQL transactions", c.PGTransactions, 3*0.6, 3*1.4)
+	// enqueue, dequeue and done: one script call each; the notice; and
+	// the polls (one script call each) of an idle worker pool.
+	within("send: Redis round trips", c.HeraldRedisRoundTrips, 4, 9)
+	within("send: Redis commands sent", c.HeraldRedisCommands, 4, 9)
+	within("send: Redis script calls", c.RedisScriptCalls, 3, 8)
+	for what, v := range map[string]*float64{"Herald CPU": c.HeraldCPUUs, "PostgreSQL CPU": c.PostgresCPUUs, "Redis CPU": c.RedisCPUUs, "probe PostgreSQL CPU": p.PostgresCPUUs} {
+		within(what+" (µs)", v, 1, 1e6)
+	}
+}

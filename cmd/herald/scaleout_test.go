@@ -380,6 +380,39 @@ func TestScaleOutRedisDown(t *testing.T) {
 	}
 }
 
+// TestScaleOutRedisStoppedAnswersWithinSyncWait: with the node's Redis
+// stopped (its port refusing connections, its client dialling again and
+// again), a send is still answered within its synchronous wait: the
+// enqueue that cannot reach Redis takes its time from the wait instead of
+// adding to it. The job stays queued in PostgreSQL for the reconciler.
+func TestScaleOutRedisStoppedAnswersWithinSyncWait(t *testing.T) {
+	t.Parallel()
+	rs := testkit.StartRedisProcess(t)
+	pg := testkit.PostgresURL(t)
+	c := newScaleOut(t, pg, pg, rs.URL())
+	const wait = 2 * time.Second
+	a := testkit.StartServe(t, heraldBin, c.env, "--sync-wait", wait.String())
+	if r := c.sendVia(t, a.URL, c.key, "before", ""); r.Status != http.StatusOK {
+		t.Fatalf("send with Redis up: %d %s", r.Status, r.Body)
+	}
+	rs.Stop()
+	for i := range 3 {
+		began := time.Now()
+		r := c.sendVia(t, a.URL, c.key, fmt.Sprint("during ", i), "")
+		took := time.Since(began)
+		if r.Status != http.StatusAccepted || data(r)["jobId"] == nil {
+			t.Fatalf("send %d with Redis stopped: %d %s; want 202 with the job id", i, r.Status, r.Body)
+		}
+		if took > wait+time.Second {
+			t.Fatalf("send %d with Redis stopped answered after %s; the synchronous wait is %s", i, took.Round(time.Millisecond), wait)
+		}
+		id := data(r)["jobId"].(string)
+		if j, err := c.store.Job(context.Background(), id); err != nil || j.State != push.StateQueued {
+			t.Fatalf("job during the outage: %s, %v; want queued in the database", j.State, err)
+		}
+	}
+}
+
 // TestScaleOutPostgresDown: with PostgreSQL unreachable a send is refused
 // with 503 and a Retry-After before anything is written; once it is back,
 // sends work again and the refused one left no trace.

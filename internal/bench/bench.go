@@ -253,6 +253,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	var before, after procSample
 	var deliveredBefore int64
+	var probe *costProbe
+	if srv != nil && (storage.IsPostgres(cfg.DB) || cfg.Redis != "") {
+		var pgDSN string
+		if storage.IsPostgres(cfg.DB) {
+			pgDSN = cfg.DB
+		}
+		if probe, err = newCostProbe(pgDSN, cfg.Redis); err != nil {
+			return nil, err
+		}
+		defer probe.close()
+	}
+	var costsBefore, costsAfter costReading
 	l.start()
 	stopProgress := progress(cfg.Progress, l, cfg)
 	if err := sleep(ctx, cfg.Warmup); err != nil {
@@ -267,6 +279,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				return nil, err
 			}
 			waitProfiles = srv.profiles(ctx, cfg.ProfileDir, cfg.Duration)
+		}
+		if probe != nil {
+			costsBefore = probe.read(ctx)
 		}
 		if before, err = srv.sample(ctx); err != nil {
 			return nil, fmt.Errorf("read the server's figures: %w", err)
@@ -286,6 +301,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if srv != nil {
 		deliveredAfter = platform.Delivered()
 		after, _ = srv.sample(context.WithoutCancel(ctx))
+		if probe != nil {
+			costsAfter = probe.read(context.WithoutCancel(ctx))
+		}
 	}
 	l.halt(cfg.SyncWait + 10*time.Second)
 	stopProgress()
@@ -302,6 +320,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Deliveries = deliveredAfter - deliveredBefore
 		rep.DeliveriesPerSec = float64(rep.Deliveries) / elapsed.Seconds()
 		rep.ServerFigures = serverFigures(before, after, rssSamples, rep)
+		if probe != nil {
+			rep.Costs = costs(costsBefore, costsAfter, &before, &after, rep.Requests)
+		}
 		if waitProfiles != nil {
 			if err := waitProfiles(); err != nil {
 				return rep, fmt.Errorf("profiles: %w", err)
@@ -428,7 +449,12 @@ type Report struct {
 	LoadCPUPerRequestUs float64 `json:"load_cpu_per_request_us"`
 
 	ServerFigures *ServerFigures `json:"server_figures,omitempty"`
-	Profiles      []string       `json:"profiles,omitempty"`
+	// Costs are what each request asked of PostgreSQL and Redis, on an
+	// embedded server in the scale-out mode.
+	Costs *Costs `json:"costs_per_request,omitempty"`
+	// Probe is the ceiling line run after the scenario (see RunProbe).
+	Probe    *Report  `json:"probe,omitempty"`
+	Profiles []string `json:"profiles,omitempty"`
 	// ServerLogTail is the end of the embedded server's log, when some
 	// answers were not ok.
 	ServerLogTail string `json:"server_log_tail,omitempty"`
@@ -531,7 +557,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "herald bench: %s on %s, %d workers, %s, %.0fs measured after %.0fs warmup\n",
 		r.Scenario, r.Server, r.Concurrency, mode, r.DurationSec, r.WarmupSec)
-	if r.Server != "url" {
+	if r.Server == "probe" {
+		fmt.Fprintln(w, "  the ceiling: one PostgreSQL INSERT (its own transaction) and one Redis LPUSH per request, answered by this process")
+	} else if r.Server != "url" {
 		fmt.Fprintf(w, "  server: %d workers, platform latency %s, batch size %d", r.Workers, fmtMs(r.PlatformLatencyMs), r.BatchSize)
 		if r.SyncWaitMs > 0 {
 			fmt.Fprintf(w, ", sync wait %s", fmtMs(r.SyncWaitMs))
@@ -574,8 +602,17 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "               Go heap in use %.1f → %.1f MiB; Go runtime total %.1f → %.1f MiB\n",
 			f.GoHeapStartMiB, f.GoHeapEndMiB, f.GoSysStartMiB, f.GoSysEndMiB)
 	}
+	if r.Costs != nil {
+		var b strings.Builder
+		r.Costs.write(&b)
+		fmt.Fprint(w, b.String())
+	}
 	for _, p := range r.Profiles {
 		fmt.Fprintf(w, "  profile      %s\n", p)
+	}
+	if r.Probe != nil {
+		fmt.Fprintln(w)
+		r.Probe.WriteText(w)
 	}
 }
 

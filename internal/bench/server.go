@@ -152,6 +152,9 @@ type procSample struct {
 	AllocBytes float64 // Go heap bytes allocated so far
 	HeapInuse  float64 // bytes of Go heap in use
 	GoSys      float64 // bytes the Go runtime holds from the system (heap, stacks, its own)
+	// The server's own counts of its calls to PostgreSQL and Redis (-1:
+	// not counted: SQLite, or no Redis).
+	DBStatements, DBCommits, RedisCommands, RedisRoundTrips float64
 }
 
 // clockTick is the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on
@@ -224,6 +227,7 @@ func (s *Server) sample(ctx context.Context) (procSample, error) {
 		return p, fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
 	var found int
+	p.DBStatements, p.DBCommits, p.RedisCommands, p.RedisRoundTrips = -1, -1, -1, -1
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -242,6 +246,14 @@ func (s *Server) sample(ctx context.Context) (procSample, error) {
 			p.HeapInuse, _ = strconv.ParseFloat(val, 64)
 		case "go_memstats_sys_bytes":
 			p.GoSys, _ = strconv.ParseFloat(val, 64)
+		case "herald_db_statements_total":
+			p.DBStatements, _ = strconv.ParseFloat(val, 64)
+		case "herald_db_commits_total":
+			p.DBCommits, _ = strconv.ParseFloat(val, 64)
+		case "herald_redis_commands_total":
+			p.RedisCommands, _ = strconv.ParseFloat(val, 64)
+		case "herald_redis_round_trips_total":
+			p.RedisRoundTrips, _ = strconv.ParseFloat(val, 64)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -134,6 +134,7 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{Store: store, closers: []func() error{store.Close}}
+	var redisCalls *cluster.CommandCounter
 	po := push.Options{
 		Store:             store,
 		Platforms:         builtin.Platforms(platforms.NewEnv(c.Platforms)),
@@ -158,6 +159,8 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 		po.Queue = n.Queue
 	} else {
 		rdb := redis.NewClient(c.Redis)
+		redisCalls = new(cluster.CommandCounter)
+		rdb.AddHook(redisCalls)
 		ns := c.RedisNamespace
 		if ns == "" {
 			ns = "herald"
@@ -195,6 +198,15 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 	if n.Metrics != nil {
 		n.Metrics.Platforms(eng.PlatformNames())
 		n.Metrics.WatchBacklog(store, eng.PlatformNames())
+		var calls metrics.Calls
+		if _, ok := store.Statements(); ok {
+			calls.DBStatements = func() int64 { v, _ := store.Statements(); return v }
+			calls.DBCommits = func() int64 { v, _ := store.Commits(); return v }
+		}
+		if redisCalls != nil {
+			calls.RedisCommands, calls.RedisRoundTrips = redisCalls.Commands, redisCalls.RoundTrips
+		}
+		n.Metrics.WatchCalls(calls)
 	}
 	if c.HTTP != nil {
 		ho := *c.HTTP

@@ -111,6 +111,21 @@ func RedisURL(tb testing.TB) string {
 // (it is skipped without them, like every Redis test).
 func StartRedisServer(tb testing.TB) string {
 	tb.Helper()
+	return StartRedisProcess(tb).URL()
+}
+
+// RedisServer is a private redis-server of one test, which the test may
+// stop (an outage) without touching the shared one.
+type RedisServer struct {
+	cmd    *exec.Cmd
+	addr   string
+	exited chan struct{}
+}
+
+// StartRedisProcess is StartRedisServer, returning the server for the
+// test to stop.
+func StartRedisProcess(tb testing.TB) *RedisServer {
+	tb.Helper()
 	RedisURL(tb)
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -123,25 +138,31 @@ func StartRedisServer(tb testing.TB) string {
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("testkit: start redis-server: %v", err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	s := &RedisServer{cmd: cmd, addr: fmt.Sprintf("127.0.0.1:%d", port), exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.exited) }()
+	tb.Cleanup(s.Stop)
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		if c, err := net.DialTimeout("tcp", s.addr, time.Second); err == nil {
 			c.Close()
 			break
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			tb.Fatalf("testkit: redis-server did not listen on %s:\n%s", addr, log)
+			tb.Fatalf("testkit: redis-server did not listen on %s:\n%s", s.addr, log)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return "redis://" + addr + "/0"
+	return s
+}
+
+// URL is the server's URL.
+func (s *RedisServer) URL() string { return "redis://" + s.addr + "/0" }
+
+// Stop kills the server (an outage: its port then refuses connections)
+// and waits until it has exited.
+func (s *RedisServer) Stop() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
 }
 
 // freePort returns a TCP port that was free on 127.0.0.1 a moment ago.

@@ -1,0 +1,46 @@
+package storage
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// statementCounter counts the statements a store sends to PostgreSQL
+// (BEGIN and COMMIT included): each is a round trip to the database, which
+// is what a send costs the shared database. It is pgx's query tracer.
+type statementCounter struct{ n, commits atomic.Int64 }
+
+var _ pgx.QueryTracer = (*statementCounter)(nil)
+
+// TraceQueryStart implements pgx.QueryTracer.
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	if d.SQL == "commit" { // pgx's own, for database/sql's Commit
+		c.commits.Add(1)
+	}
+	return ctx
+}
+
+// TraceQueryEnd implements pgx.QueryTracer.
+func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// Statements returns the number of statements the store has sent to
+// PostgreSQL so far (BEGIN and COMMIT included), and false on SQLite,
+// where a statement is a call into the process and is not counted.
+func (s *Store) Statements() (int64, bool) {
+	if s.statements == nil {
+		return 0, false
+	}
+	return s.statements.n.Load(), true
+}
+
+// Commits returns the number of transactions the store has committed on
+// PostgreSQL so far (false on SQLite).
+func (s *Store) Commits() (int64, bool) {
+	if s.statements == nil {
+		return 0, false
+	}
+	return s.statements.commits.Load(), true
+}
