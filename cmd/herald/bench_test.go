@@ -179,9 +179,12 @@ func TestBenchCosts(t *testing.T) {
 	within("probe: PostgreSQL transactions", p.PGTransactions, 0.6, 1.4)
 	within("probe: Redis commands", p.RedisCommands, 0.97, 1.05)
 	within("probe: Redis script calls", p.RedisScriptCalls, 0, 0)
-	within("send: commits", c.HeraldCommits, 2.95, 3.1)
-	within("send: statements", c.HeraldStatements, 13.9, 14.3)
-	within("send: PostgreSQL transactions", c.PGTransactions, 3*0.6, 3*1.4)
+	// The engine's background work (queue-wait expiry every second, the
+	// sweep, the reconciler) adds a few statements a second, spread over
+	// the requests: more per request on a slow, loaded machine.
+	within("send: commits", c.HeraldCommits, 2.95, 3.3)
+	within("send: statements", c.HeraldStatements, 13.9, 15.5)
+	within("send: PostgreSQL transactions", c.PGTransactions, 3*0.6, 3*1.7)
 	// enqueue, dequeue and done: one script call each; the notice; and
 	// the polls (one script call each) of an idle worker pool.
 	within("send: Redis round trips", c.HeraldRedisRoundTrips, 4, 9)
