@@ -24,7 +24,7 @@ func TestWait(t *testing.T) {
 		t.Fatalf("send: %+v, %v", res, err)
 	}
 
-	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	j, err := c.Wait(short, res.JobID)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || j.Outcome != client.Pending || j.ID != res.JobID {
