@@ -233,23 +233,51 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 	}
 	notices, stop := e.subscribe(ids, jobs)
 	defer stop()
-	// The synchronous wait starts now: a queue that cannot be reached
-	// (Redis down, its client dialling again and again) takes from it and
-	// cannot make the answer later than it.
+	// The synchronous wait starts now and the enqueue takes from it: a
+	// queue that cannot be reached (Redis down, its client dialling again
+	// and again) cannot make the answer later than the wait.
 	until := time.Now().Add(e.limits.SyncWait)
-	ectx, cancel := context.WithDeadline(ctx, until)
-	err = e.queue.Enqueue(ectx, ids...)
-	cancel()
-	if err != nil {
-		// The jobs are committed; recovery or the reconciler enqueues them.
-		e.log.Warn("enqueue failed; jobs stay queued for recovery", "jobs", len(ids), "err", err)
-	}
+	e.enqueue(ctx, ids, until)
 	out := make([]Job, len(jobs))
 	for i, j := range jobs {
 		out[i] = *j
 	}
 	out, err = e.await(ctx, notices, out, until)
 	return Result{Jobs: out}, err
+}
+
+// enqueueTimeout bounds one enqueue of a send's jobs, which goes on after
+// the send was answered when the queue is slow.
+const enqueueTimeout = 30 * time.Second
+
+// enqueue hands the committed jobs to the queue, waiting for it until
+// until at most. An enqueue still under way then goes on without the
+// caller (bounded by enqueueTimeout, not by the request), so that a slow
+// queue delays the jobs rather than losing them to the reconciler; one
+// that fails leaves them queued in the store, where recovery or the
+// reconciler enqueues them again.
+func (e *Engine) enqueue(ctx context.Context, ids []string, until time.Time) {
+	done := make(chan error, 1)
+	go func() {
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), enqueueTimeout)
+		defer cancel()
+		done <- e.queue.Enqueue(ectx, ids...)
+	}()
+	report := func(err error) {
+		if err != nil {
+			e.log.Warn("enqueue failed; jobs stay queued for recovery", "jobs", len(ids), "err", err)
+		}
+	}
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		report(err)
+	case <-t.C:
+		go func() { report(<-done) }()
+	case <-ctx.Done():
+		go func() { report(<-done) }()
+	}
 }
 
 // account decides the account the request is made in: a member's own, or
