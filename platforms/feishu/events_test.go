@@ -426,6 +426,16 @@ func TestLongConnectionFailover(t *testing.T) {
 	if codes.Items[0].UsesLeft != 92 {
 		t.Fatalf("%d uses left after 8 chats bound, want 92", codes.Items[0].UsesLeft)
 	}
+	// The confirmation is sent after the binding is stored: wait for the
+	// last ones, then check that none came twice.
+	eventually(t, "a confirmation to every user", func() bool {
+		for i := range 8 {
+			if len(a.replies(userID(200+i))) == 0 {
+				return false
+			}
+		}
+		return true
+	})
 	for i := range 8 {
 		if n := len(a.replies(userID(200 + i))); n != 1 {
 			t.Errorf("user %d got %d replies, want 1", i, n)
