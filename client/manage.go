@@ -85,11 +85,24 @@ func (c *Client) change(ctx context.Context, method, path string, body, out any)
 	return c.call(ctx, r, out)
 }
 
+// read reads one object of the management API.
+func read[T any](ctx context.Context, c *Client, path string, q url.Values) (T, error) {
+	var v T
+	err := c.get(ctx, path, q, &v)
+	return v, err
+}
+
+// write makes a change of the management API (see change) and returns
+// the answer's data.
+func write[T any](ctx context.Context, c *Client, method, path string, body any) (T, error) {
+	var v T
+	err := c.change(ctx, method, path, body, &v)
+	return v, err
+}
+
 // list reads a page of a list.
 func list[T any](ctx context.Context, c *Client, path string, q url.Values, o ListOptions) (Page[T], error) {
-	var p Page[T]
-	err := c.get(ctx, path, o.query(q), &p)
-	return p, err
+	return read[Page[T]](ctx, c, path, o.query(q))
 }
 
 // canceled is the answer of a delete or an unbind.

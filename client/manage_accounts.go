@@ -38,23 +38,17 @@ func (s AccountService) List(ctx context.Context, o ListOptions) (Page[Account],
 
 // Get returns an account with its balance.
 func (s AccountService) Get(ctx context.Context, id int64) (Account, error) {
-	var a Account
-	err := s.c.get(ctx, idPath("accounts", id), nil, &a)
-	return a, err
+	return read[Account](ctx, s.c, idPath("accounts", id), nil)
 }
 
 // Create makes an account with its initial points (operators).
 func (s AccountService) Create(ctx context.Context, name string) (Account, error) {
-	var a Account
-	err := s.c.change(ctx, http.MethodPost, managePrefix+"/accounts", map[string]string{"name": name}, &a)
-	return a, err
+	return write[Account](ctx, s.c, http.MethodPost, managePrefix+"/accounts", map[string]string{"name": name})
 }
 
 // Update renames an account, or suspends or activates it (operators).
 func (s AccountService) Update(ctx context.Context, id int64, u AccountUpdate) (Account, error) {
-	var a Account
-	err := s.c.change(ctx, http.MethodPatch, idPath("accounts", id), u, &a)
-	return a, err
+	return write[Account](ctx, s.c, http.MethodPatch, idPath("accounts", id), u)
 }
 
 // LedgerEntry is one movement of an account's points.
@@ -94,8 +88,6 @@ func (s LedgerService) List(ctx context.Context, f LedgerFilter) (Page[LedgerEnt
 // below zero) with a reason kept in the ledger, and returns the account
 // with its new balance (operators).
 func (s LedgerService) Grant(ctx context.Context, accountID, amount int64, reason string) (Account, error) {
-	var a Account
-	err := s.c.change(ctx, http.MethodPost, managePrefix+"/ledger",
-		map[string]any{"accountId": accountID, "amount": amount, "reason": reason}, &a)
-	return a, err
+	return write[Account](ctx, s.c, http.MethodPost, managePrefix+"/ledger",
+		map[string]any{"accountId": accountID, "amount": amount, "reason": reason})
 }

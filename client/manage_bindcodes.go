@@ -64,9 +64,7 @@ func (c *Client) BindCodes() BindCodeService { return BindCodeService{c} }
 // Create makes a bind code for a bot and returns it, once. The bot must
 // hear its users (its config's receive setting).
 func (s BindCodeService) Create(ctx context.Context, botID int64, b BindCodeCreate) (NewBindCode, error) {
-	var out NewBindCode
-	err := s.c.change(ctx, http.MethodPost, idPath("bots", botID, "bindcodes"), b, &out)
-	return out, err
+	return write[NewBindCode](ctx, s.c, http.MethodPost, idPath("bots", botID, "bindcodes"), b)
 }
 
 // List returns a page of a bot's bind codes.
@@ -76,7 +74,5 @@ func (s BindCodeService) List(ctx context.Context, f BindCodeFilter) (Page[BindC
 
 // Revoke revokes a bind code: it binds nothing more.
 func (s BindCodeService) Revoke(ctx context.Context, id int64) (BindCode, error) {
-	var out BindCode
-	err := s.c.change(ctx, http.MethodDelete, idPath("bindcodes", id), nil, &out)
-	return out, err
+	return write[BindCode](ctx, s.c, http.MethodDelete, idPath("bindcodes", id), nil)
 }

@@ -77,26 +77,20 @@ func (s BotService) List(ctx context.Context, f BotFilter) (Page[Bot], error) {
 
 // Get returns a bot.
 func (s BotService) Get(ctx context.Context, id int64) (Bot, error) {
-	var b Bot
-	err := s.c.get(ctx, idPath("bots", id), nil, &b)
-	return b, err
+	return read[Bot](ctx, s.c, idPath("bots", id), nil)
 }
 
 // Create makes a bot. Unless Verify is false, the platform verifies the
 // credentials first: a refusal is ReasonCredentialsRefused, a platform
 // that cannot be asked ReasonPlatformUnreachable, and nothing is saved.
 func (s BotService) Create(ctx context.Context, b BotCreate) (SavedBot, error) {
-	var out SavedBot
-	err := s.c.change(ctx, http.MethodPost, managePrefix+"/bots", b, &out)
-	return out, err
+	return write[SavedBot](ctx, s.c, http.MethodPost, managePrefix+"/bots", b)
 }
 
 // Update renames a bot or replaces its config (verified first, unless
 // Verify is false), keeping its id, targets and jobs.
 func (s BotService) Update(ctx context.Context, id int64, u BotUpdate) (SavedBot, error) {
-	var out SavedBot
-	err := s.c.change(ctx, http.MethodPatch, idPath("bots", id), u, &out)
-	return out, err
+	return write[SavedBot](ctx, s.c, http.MethodPatch, idPath("bots", id), u)
 }
 
 // Delete deletes a bot and returns how many of its queued jobs were
@@ -162,24 +156,18 @@ func (s TargetService) List(ctx context.Context, f TargetFilter) (Page[Target], 
 
 // Get returns a target.
 func (s TargetService) Get(ctx context.Context, id int64) (Target, error) {
-	var t Target
-	err := s.c.get(ctx, idPath("targets", id), nil, &t)
-	return t, err
+	return read[Target](ctx, s.c, idPath("targets", id), nil)
 }
 
 // Bind binds a user or group of the platform to a bot. Binding the
 // address of an unbound target binds it again, with its id.
 func (s TargetService) Bind(ctx context.Context, botID int64, b TargetBind) (Target, error) {
-	var t Target
-	err := s.c.change(ctx, http.MethodPost, idPath("bots", botID, "targets"), b, &t)
-	return t, err
+	return write[Target](ctx, s.c, http.MethodPost, idPath("bots", botID, "targets"), b)
 }
 
 // Rename renames a target.
 func (s TargetService) Rename(ctx context.Context, id int64, name string) (Target, error) {
-	var t Target
-	err := s.c.change(ctx, http.MethodPatch, idPath("targets", id), map[string]string{"name": name}, &t)
-	return t, err
+	return write[Target](ctx, s.c, http.MethodPatch, idPath("targets", id), map[string]string{"name": name})
 }
 
 // Unbind unbinds a target and returns how many of its queued jobs were

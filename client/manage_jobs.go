@@ -100,24 +100,18 @@ func (s JobService) List(ctx context.Context, f JobFilter) (Page[ManagedJob], er
 
 // Get returns a job with its history.
 func (s JobService) Get(ctx context.Context, id string) (ManagedJob, error) {
-	var j ManagedJob
-	err := s.c.get(ctx, managePrefix+"/jobs/"+url.PathEscape(id), nil, &j)
-	return j, err
+	return read[ManagedJob](ctx, s.c, managePrefix+"/jobs/"+url.PathEscape(id), nil)
 }
 
 // Cancel cancels a queued job and returns its points; a job that started
 // is refused with ReasonJobNotQueued.
 func (s JobService) Cancel(ctx context.Context, id string) (ManagedJob, error) {
-	var j ManagedJob
-	err := s.c.change(ctx, http.MethodPost, managePrefix+"/jobs/"+url.PathEscape(id)+"/cancel", nil, &j)
-	return j, err
+	return write[ManagedJob](ctx, s.c, http.MethodPost, managePrefix+"/jobs/"+url.PathEscape(id)+"/cancel", nil)
 }
 
 // Resolve settles an uncertain job as StateSucceeded or StateFailed once
 // the platform was checked, with a note of what was checked.
 func (s JobService) Resolve(ctx context.Context, id string, outcome State, note string) (ManagedJob, error) {
-	var j ManagedJob
-	err := s.c.change(ctx, http.MethodPost, managePrefix+"/jobs/"+url.PathEscape(id)+"/resolve",
-		map[string]string{"outcome": string(outcome), "note": note}, &j)
-	return j, err
+	return write[ManagedJob](ctx, s.c, http.MethodPost, managePrefix+"/jobs/"+url.PathEscape(id)+"/resolve",
+		map[string]string{"outcome": string(outcome), "note": note})
 }

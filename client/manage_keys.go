@@ -62,22 +62,16 @@ func (s KeyService) List(ctx context.Context, f KeyFilter) (Page[APIKey], error)
 
 // Get returns a key.
 func (s KeyService) Get(ctx context.Context, id int64) (APIKey, error) {
-	var k APIKey
-	err := s.c.get(ctx, idPath("keys", id), nil, &k)
-	return k, err
+	return read[APIKey](ctx, s.c, idPath("keys", id), nil)
 }
 
 // Create makes a key and returns it with its secret, once: only its hash
 // is stored.
 func (s KeyService) Create(ctx context.Context, k KeyCreate) (NewAPIKey, error) {
-	var out NewAPIKey
-	err := s.c.change(ctx, http.MethodPost, managePrefix+"/keys", k, &out)
-	return out, err
+	return write[NewAPIKey](ctx, s.c, http.MethodPost, managePrefix+"/keys", k)
 }
 
 // Revoke revokes a key: every node refuses it at once.
 func (s KeyService) Revoke(ctx context.Context, id int64) (APIKey, error) {
-	var k APIKey
-	err := s.c.change(ctx, http.MethodDelete, idPath("keys", id), nil, &k)
-	return k, err
+	return write[APIKey](ctx, s.c, http.MethodDelete, idPath("keys", id), nil)
 }

@@ -53,9 +53,7 @@ type Me struct {
 // Me returns who the client acts as: its account (with its balance), its
 // role, and its user or key.
 func (c *Client) Me(ctx context.Context) (Me, error) {
-	var m Me
-	err := c.get(ctx, managePrefix+"/me", nil, &m)
-	return m, err
+	return read[Me](ctx, c, managePrefix+"/me", nil)
 }
 
 // SessionService is signing in and out.

@@ -40,16 +40,12 @@ func (s UserService) List(ctx context.Context, f UserFilter) (Page[User], error)
 
 // Get returns a user.
 func (s UserService) Get(ctx context.Context, id int64) (User, error) {
-	var u User
-	err := s.c.get(ctx, idPath("users", id), nil, &u)
-	return u, err
+	return read[User](ctx, s.c, idPath("users", id), nil)
 }
 
 // Create makes a user with a password (operators; members invite).
 func (s UserService) Create(ctx context.Context, u UserCreate) (User, error) {
-	var out User
-	err := s.c.change(ctx, http.MethodPost, managePrefix+"/users", u, &out)
-	return out, err
+	return write[User](ctx, s.c, http.MethodPost, managePrefix+"/users", u)
 }
 
 // Delete removes a user and ends its sessions.
@@ -124,16 +120,12 @@ func (s InviteService) List(ctx context.Context, f InviteFilter) (Page[Invite], 
 
 // Create makes an invite and returns its code, once.
 func (s InviteService) Create(ctx context.Context, i InviteCreate) (NewInvite, error) {
-	var out NewInvite
-	err := s.c.change(ctx, http.MethodPost, managePrefix+"/invites", i, &out)
-	return out, err
+	return write[NewInvite](ctx, s.c, http.MethodPost, managePrefix+"/invites", i)
 }
 
 // Revoke revokes an unused invite.
 func (s InviteService) Revoke(ctx context.Context, id int64) (Invite, error) {
-	var out Invite
-	err := s.c.change(ctx, http.MethodDelete, idPath("invites", id), nil, &out)
-	return out, err
+	return write[Invite](ctx, s.c, http.MethodDelete, idPath("invites", id), nil)
 }
 
 // AuditEntry is one change made through the management verbs.
