@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,21 +175,13 @@ func (s *Server) writeDocsPage(w http.ResponseWriter, page []byte) error {
 // fields of objects in arrays as items[].id.
 func fieldsOf(all map[string]Schema, s Schema, prefix string) []docsField {
 	s, _ = resolve(all, s)
-	props, _ := s["properties"].(map[string]any)
-	order, _ := s["x-order"].([]string)
-	required := map[string]bool{}
-	if rs, ok := s["required"].([]string); ok {
-		for _, r := range rs {
-			required[r] = true
-		}
-	}
 	var out []docsField
-	for _, name := range order {
-		ps := props[name].(Schema)
-		out = append(out, docsField{Name: prefix + name, In: "body", Type: typeOf(ps), Required: required[name],
-			Rule: strings.TrimSpace(fmt.Sprint(valueSchema(all, ps)["description"])) + constraints(ps)})
+	eachField(all, s, func(f docsField, ps Schema) {
+		name := f.Name
+		f.Name, f.In = prefix+name, "body"
+		out = append(out, f)
 		if strings.Count(prefix, ".") >= 3 {
-			continue // deep enough: the schema page has the rest
+			return // deep enough: the schema page has the rest
 		}
 		if items, ok := ps["items"].(Schema); ok {
 			if obj, _ := resolve(all, items); obj["type"] == "object" {
@@ -196,8 +190,22 @@ func fieldsOf(all map[string]Schema, s Schema, prefix string) []docsField {
 		} else if obj, _ := resolve(all, ps); obj["type"] == "object" {
 			out = append(out, fieldsOf(all, obj, prefix+name+".")...)
 		}
-	}
+	})
 	return out
+}
+
+// eachField calls fn with each property of an object schema, in its
+// documented order, described as a field (its name, type, whether it is
+// required, its description and limits), and with its schema.
+func eachField(all map[string]Schema, s Schema, fn func(f docsField, ps Schema)) {
+	props, _ := s["properties"].(map[string]any)
+	order, _ := s["x-order"].([]string)
+	required, _ := s["required"].([]string)
+	for _, name := range order {
+		ps := props[name].(Schema)
+		fn(docsField{Name: name, Type: typeOf(ps), Required: slices.Contains(required, name),
+			Rule: strings.TrimSpace(fmt.Sprint(valueSchema(all, ps)["description"])) + constraints(ps)}, ps)
+	}
 }
 
 // resolve returns the schema a $ref (or a $ref or null) stands for, and
@@ -377,29 +385,13 @@ func renderSchemas(doc *openAPIDoc, routes []Route) []byte {
 		}
 	}
 	page := schemasPage{Title: doc.Info.Title, Version: doc.Info.Version}
-	names := make([]string, 0, len(all))
-	for name := range all {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(all)) {
 		s := all[name]
 		ds := docsSchema{Name: name, Type: typeOf(s), Rule: constraints(s), UsedBy: used[name]}
 		if d, ok := s["description"].(string); ok {
 			ds.Description = d
 		}
-		props, _ := s["properties"].(map[string]any)
-		order, _ := s["x-order"].([]string)
-		required := map[string]bool{}
-		if rs, ok := s["required"].([]string); ok {
-			for _, r := range rs {
-				required[r] = true
-			}
-		}
-		for _, p := range order {
-			ps := props[p].(Schema)
-			f := docsField{Name: p, Type: typeOf(ps), Required: required[p],
-				Rule: strings.TrimSpace(fmt.Sprint(valueSchema(all, ps)["description"])) + constraints(ps)}
+		eachField(all, s, func(f docsField, ps Schema) {
 			if _, f.Ref = resolve(all, ps); f.Ref == "" {
 				if items, ok := ps["items"].(Schema); ok {
 					if _, ref := resolve(all, items); ref != "" {
@@ -408,7 +400,7 @@ func renderSchemas(doc *openAPIDoc, routes []Route) []byte {
 				}
 			}
 			ds.Fields = append(ds.Fields, f)
-		}
+		})
 		page.Schemas = append(page.Schemas, ds)
 	}
 	var buf bytes.Buffer
