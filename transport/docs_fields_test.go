@@ -3,6 +3,7 @@ package transport_test
 import (
 	"encoding/json"
 	"html"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ func fieldPaths(schemas map[string]any, s map[string]any, prefix string) []strin
 	s = deref(schemas, s)
 	props, _ := s["properties"].(map[string]any)
 	var out []string
-	for _, name := range sortedKeys(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		p := props[name].(map[string]any)
 		out = append(out, prefix+name)
 		if strings.Count(prefix, ".") >= 3 {
@@ -62,15 +63,6 @@ func deref(schemas map[string]any, s map[string]any) map[string]any {
 	return s
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // jsonSchemaOf is the schema of a request body or an answer in the
 // document, or nil (an answer that refers to a shared error answer, a
 // page).
@@ -91,9 +83,9 @@ func TestDocsDescribeEveryField(t *testing.T) {
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
 	page := string(h.CallRoot(t, "GET", "/api/docs").Body)
 	checked := 0
-	for _, path := range sortedKeys(doc["paths"].(map[string]any)) {
+	for _, path := range slices.Sorted(maps.Keys(doc["paths"].(map[string]any))) {
 		ops := doc["paths"].(map[string]any)[path].(map[string]any)
-		for _, method := range sortedKeys(ops) {
+		for _, method := range slices.Sorted(maps.Keys(ops)) {
 			op, ok := ops[method].(map[string]any)
 			if !ok {
 				continue
@@ -143,7 +135,7 @@ func TestDocsSchemaView(t *testing.T) {
 		t.Fatalf("GET /api/docs/schemas: %d %v", r.Status, r.Header)
 	}
 	page := string(r.Body)
-	for _, name := range sortedKeys(schemas) {
+	for _, name := range slices.Sorted(maps.Keys(schemas)) {
 		start := strings.Index(page, `id="schema-`+name+`"`)
 		if start < 0 {
 			t.Errorf("schema %s has no section", name)
@@ -154,7 +146,7 @@ func TestDocsSchemaView(t *testing.T) {
 			section = section[:end]
 		}
 		props, _ := schemas[name].(map[string]any)["properties"].(map[string]any)
-		for _, p := range sortedKeys(props) {
+		for _, p := range slices.Sorted(maps.Keys(props)) {
 			if !strings.Contains(section, "<code>"+html.EscapeString(p)+"</code>") {
 				t.Errorf("schema %s: field %s is not listed", name, p)
 			}
