@@ -71,6 +71,11 @@ func (s *LedgerService) List(ctx context.Context, p Principal, f LedgerFilter) (
 	if err != nil {
 		return Page[LedgerEntry]{}, err
 	}
+	for i, e := range es {
+		if e.Kind == LedgerSummary {
+			es[i].Note = "the charges and refunds of the jobs of " + e.At.UTC().Format("2006-01") + ", summed when the jobs were deleted after the job retention"
+		}
+	}
 	return pageOf(es, limit, func(e LedgerEntry) int64 { return e.ID }), nil
 }
 

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -18,7 +17,7 @@ func endedStates() any {
 // or makes the row. Concurrent pruners (nodes of one database) each add
 // only the rows their own DELETE … RETURNING took, so no row is counted
 // twice; the unique index of summaries makes them meet on one row.
-const summarySQL = "INSERT INTO points_ledger (id, account_id, job_id, kind, amount, created_ms, note) VALUES (?, ?, NULL, 'summary', ?, ?, ?) " +
+const summarySQL = "INSERT INTO points_ledger (id, account_id, job_id, kind, amount, created_ms) VALUES (?, ?, NULL, 'summary', ?, ?) " +
 	"ON CONFLICT (account_id, created_ms) WHERE kind = 'summary' DO UPDATE SET amount = points_ledger.amount + excluded.amount"
 
 // PruneJobs implements push.Store.
@@ -26,23 +25,17 @@ func (s *Store) PruneJobs(ctx context.Context, before time.Time, limit int) (int
 	var n int
 	err := s.runTx(ctx, func(ctx context.Context, q queries) error {
 		n = 0
-		var ids []string
 		// The oldest first, by the primary key: the scan starts at the
-		// oldest job left and stops at limit.
-		if err := q.w.NewSelect().TableExpr("jobs").Column("id").
-			Where("state IN (?)", endedStates()).Where("updated_ms < ?", toMs(before)).
-			OrderExpr("seq").Limit(int64(limit)).Scan(ctx, &ids); err != nil {
-			return q.fail(err, "find jobs past the retention")
-		}
-		if len(ids) == 0 {
-			return nil
-		}
+		// oldest job left and stops at limit. Pruners on other nodes may
+		// pick the same jobs: the ones another deleted first are not
+		// returned here.
 		var gone []string
-		if err := q.w.NewRaw("DELETE FROM jobs WHERE id IN (?) AND state IN (?) RETURNING id", inList(ids), endedStates()).Scan(ctx, &gone); err != nil && !isNoRows(err) {
+		if err := q.w.NewRaw("DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE state IN (?) AND updated_ms < ? ORDER BY seq LIMIT ?) RETURNING id",
+			endedStates(), toMs(before), limit).Scan(ctx, &gone); err != nil && !isNoRows(err) {
 			return q.fail(err, "delete jobs past the retention")
 		}
 		if len(gone) == 0 {
-			return nil // another node deleted them first
+			return nil
 		}
 		n = len(gone)
 		if _, err := q.w.NewRaw("DELETE FROM job_replies WHERE job_id IN (?)", inList(gone)).Exec(ctx); err != nil {
@@ -81,8 +74,7 @@ func (q queries) summarize(ctx context.Context, rows []ledgerRow) error {
 		m := month{r.AccountID, toMs(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC))}
 		sum, ok := sums[m]
 		if !ok {
-			sum = &ledgerRow{ID: r.ID, AccountID: r.AccountID, CreatedMs: m.start,
-				Note: fmt.Sprintf("charges and refunds of the jobs of %s, summed when the jobs were deleted after the retention period", t.Format("2006-01"))}
+			sum = &ledgerRow{ID: r.ID, AccountID: r.AccountID, CreatedMs: m.start}
 			sums[m] = sum
 			order = append(order, m)
 		}
@@ -91,7 +83,7 @@ func (q queries) summarize(ctx context.Context, rows []ledgerRow) error {
 	}
 	for _, m := range order {
 		r := sums[m]
-		if _, err := q.exec(ctx, summarySQL, r.ID, r.AccountID, r.Amount, r.CreatedMs, r.Note); err != nil {
+		if _, err := q.exec(ctx, summarySQL, r.ID, r.AccountID, r.Amount, r.CreatedMs); err != nil {
 			return q.fail(err, "write the ledger's summary")
 		}
 	}
