@@ -46,7 +46,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the report, and no progress line")
 	// Command line only: the shell may be set up for serve, whose flags of
 	// the same names (HERALD_DB, HERALD_REDIS…) mean something else.
-	if err := parseFlags(fs, args, map[string]bool{}); err != nil {
+	if err := parseFlags(fs, args, map[string]string{}); err != nil {
 		return err
 	}
 	if *targets != "" {

@@ -23,23 +23,13 @@ func envName(flagName string) string {
 	return "HERALD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// envTwin is the environment twin of a command's flag: envName, except
-// where a command's flag has a name of its own (herald send's --key, the
-// API key, is HERALD_API_KEY, as the other tools of a push service name
-// it, not HERALD_KEY).
-func envTwin(command, flagName string) string {
-	if command == "herald send" && flagName == "key" {
-		return "HERALD_API_KEY"
-	}
-	return envName(flagName)
-}
-
-// parseFlags applies the environment twins of the flags named in withEnv
-// (all flags when withEnv is nil), then the command line, which wins. The
-// usage (-h) of a flag with a twin names it: "(env HERALD_RATE_LIMIT)". A
-// command line argument that is not a flag is refused.
-func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error {
-	if err := parseFlagsAndArgs(fs, args, withEnv); err != nil {
+// parseFlags applies the environment twins of the flags, then the command
+// line, which wins. twins names the flags that have one, each with its
+// variable; nil gives every flag its envName. The usage (-h) of a flag
+// with a twin names it: "(env HERALD_RATE_LIMIT)". A command line
+// argument that is not a flag is refused.
+func parseFlags(fs *flag.FlagSet, args []string, twins map[string]string) error {
+	if err := parseFlagsAndArgs(fs, args, twins); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -50,13 +40,15 @@ func parseFlags(fs *flag.FlagSet, args []string, withEnv map[string]bool) error 
 
 // parseFlagsAndArgs is parseFlags for a command that takes arguments after
 // its flags (fs.Args()).
-func parseFlagsAndArgs(fs *flag.FlagSet, args []string, withEnv map[string]bool) error {
+func parseFlagsAndArgs(fs *flag.FlagSet, args []string, twins map[string]string) error {
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
-		if withEnv != nil && !withEnv[f.Name] {
-			return
+		env := envName(f.Name)
+		if twins != nil {
+			if env = twins[f.Name]; env == "" {
+				return
+			}
 		}
-		env := envTwin(fs.Name(), f.Name)
 		markTwin(f, env)
 		if v, ok := os.LookupEnv(env); ok && envErr == nil {
 			if err := f.Value.Set(v); err != nil {
@@ -152,12 +144,12 @@ func defaultEngineFlags() engineFlags {
 	return e
 }
 
-// names lists the flags registered by engineFlags, for env twins.
-func (e *engineFlags) names() map[string]bool {
+// names lists the flags registered by engineFlags with their env twins.
+func (e *engineFlags) names() map[string]string {
 	fs := flag.NewFlagSet("", flag.ContinueOnError)
 	(&engineFlags{}).register(fs)
-	m := make(map[string]bool)
-	fs.VisitAll(func(f *flag.Flag) { m[f.Name] = true })
+	m := make(map[string]string)
+	fs.VisitAll(func(f *flag.Flag) { m[f.Name] = envName(f.Name) })
 	return m
 }
 

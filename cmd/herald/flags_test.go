@@ -16,7 +16,7 @@ func TestParseFlagsTwins(t *testing.T) {
 	fs := newFlagSet("test")
 	var ef engineFlags
 	ef.register(fs)
-	err := parseFlags(fs, []string{"--sync-wait", "2s"}, map[string]bool{"rate-limit": true, "sync-wait": true})
+	err := parseFlags(fs, []string{"--sync-wait", "2s"}, map[string]string{"rate-limit": envName("rate-limit"), "sync-wait": envName("sync-wait")})
 	if err != nil {
 		t.Fatal(err)
 	}

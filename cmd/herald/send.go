@@ -75,7 +75,7 @@ func sendCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.BoolVar(&f.wait, "wait", false, "when the message is still being sent after the server's synchronous wait, wait until it is delivered, fails or becomes uncertain")
 	fs.DurationVar(&f.timeout, "timeout", 0, "how long the command may take in all, --wait included (0: no limit)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object (outcome, key, jobId, status, …, and error)")
-	err := parseFlagsAndArgs(fs, args, map[string]bool{"url": true, "key": true})
+	err := parseFlagsAndArgs(fs, args, sendTwins())
 	var help *helpRequest
 	if errors.As(err, &help) {
 		fmt.Fprint(stdout, help.text)
@@ -236,4 +236,11 @@ func exitCodeOf(res client.Result, err error) int {
 		return exitUncertain
 	}
 	return exitUnknown
+}
+
+// sendTwins are the environment twins of herald send's flags: the server
+// and the API key, as the other tools of a push service name them
+// (HERALD_API_KEY, not HERALD_KEY); the message's flags have none.
+func sendTwins() map[string]string {
+	return map[string]string{"url": envName("url"), "key": "HERALD_API_KEY"}
 }
