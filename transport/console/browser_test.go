@@ -299,9 +299,7 @@ func TestConsoleInChromium(t *testing.T) {
 	ctx := context.Background()
 	memberLife(t, h, slow, "zh")
 	l := memberLife(t, h, slow, "en")
-	b, acct, bot := l.tab, l.account, l.bot
-	lost := sent{}
-	lost.Data.JobID = l.lost
+	b, acct, bot, lost := l.tab, l.account, l.bot, l.lost
 
 	// The key pages in Chinese, chosen with the switch and remembered.
 	b.submit(`.langs a[lang="zh-CN"]`, "/jobs")
@@ -316,7 +314,7 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("the new key's warning in Chinese: %q", b.text(".note.warn"))
 	}
 	b.check("key-new-zh")
-	b.open("/jobs/" + lost.Data.JobID)
+	b.open("/jobs/" + lost)
 	if got := b.text("#job-state"); got != "成功" {
 		t.Fatalf("the job's state in Chinese: %q", got)
 	}
@@ -326,7 +324,7 @@ func TestConsoleInChromium(t *testing.T) {
 
 	// A phone-sized screen: no page is wider than the screen.
 	b.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-	for _, p := range []string{"/", "/jobs/" + lost.Data.JobID, "/keys", "/targets", "/bots/" + strconv.FormatInt(bot.ID, 10)} {
+	for _, p := range []string{"/", "/jobs/" + lost, "/keys", "/targets", "/bots/" + strconv.FormatInt(bot.ID, 10)} {
 		b.open(p)
 		if b.eval(`document.documentElement.scrollWidth - window.innerWidth`) > 0 {
 			t.Errorf("%s is wider than a phone's screen", p)
@@ -368,13 +366,11 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 }
 
-// life is what memberLife leaves: the member's tab, account, email, key,
-// the uncertain job it resolved and its bot.
+// life is what memberLife leaves: the member's tab, account, the
+// uncertain job it resolved and its bot.
 type life struct {
 	tab     *tab
 	account int64
-	email   string
-	key     string
 	lost    string
 	bot     push.Bot
 }
@@ -590,7 +586,7 @@ func memberLife(t *testing.T, h *testkit.Herald, slow *fake.Telegram, lang strin
 	if lang == "zh" && b.eval(`document.documentElement.lang === "zh-CN" ? 1 : 0`) != 1 {
 		t.Fatal("the pages in Chinese are not marked zh-CN")
 	}
-	return life{tab: b, account: acct, email: email, key: key, lost: lost.Data.JobID, bot: bot}
+	return life{tab: b, account: acct, lost: lost.Data.JobID, bot: bot}
 }
 
 // TestConsoleWithoutJavaScript: with scripts off in Chromium, the forms
