@@ -246,37 +246,35 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 	return Result{Jobs: out}, err
 }
 
-// enqueueTimeout bounds one enqueue of a send's jobs, which goes on after
-// the send was answered when the queue is slow.
+// enqueueTimeout bounds the enqueue of a send's jobs made again after
+// the send was answered, when the queue was too slow for its wait.
 const enqueueTimeout = 30 * time.Second
 
 // enqueue hands the committed jobs to the queue, waiting for it until
-// until at most. An enqueue still under way then goes on without the
+// until at most. An enqueue the wait cut off is made again without the
 // caller (bounded by enqueueTimeout, not by the request), so that a slow
-// queue delays the jobs rather than losing them to the reconciler; one
-// that fails leaves them queued in the store, where recovery or the
-// reconciler enqueues them again.
+// queue delays the jobs rather than leaving them to the reconciler; the
+// queue takes an id it already holds once. One that fails leaves the jobs
+// queued in the store, where recovery or the reconciler enqueues them.
 func (e *Engine) enqueue(ctx context.Context, ids []string, until time.Time) {
-	done := make(chan error, 1)
-	go func() {
-		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), enqueueTimeout)
-		defer cancel()
-		done <- e.queue.Enqueue(ectx, ids...)
-	}()
-	report := func(err error) {
-		if err != nil {
-			e.log.Warn("enqueue failed; jobs stay queued for recovery", "jobs", len(ids), "err", err)
-		}
+	ectx, cancel := context.WithDeadline(ctx, until)
+	err := e.queue.Enqueue(ectx, ids...)
+	cancel()
+	if err != nil && ectx.Err() != nil && ctx.Err() == nil {
+		go func() {
+			bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), enqueueTimeout)
+			defer cancel()
+			e.enqueueFailed(ids, e.queue.Enqueue(bctx, ids...))
+		}()
+		return
 	}
-	t := time.NewTimer(time.Until(until))
-	defer t.Stop()
-	select {
-	case err := <-done:
-		report(err)
-	case <-t.C:
-		go func() { report(<-done) }()
-	case <-ctx.Done():
-		go func() { report(<-done) }()
+	e.enqueueFailed(ids, err)
+}
+
+// enqueueFailed logs an enqueue that failed (err not nil).
+func (e *Engine) enqueueFailed(ids []string, err error) {
+	if err != nil {
+		e.log.Warn("enqueue failed; jobs stay queued for recovery", "jobs", len(ids), "err", err)
 	}
 }
 
