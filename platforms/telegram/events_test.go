@@ -292,6 +292,20 @@ func TestReceiverFailover(t *testing.T) {
 		tg.Write(a.token, fake.TelegramChat{ID: int64(1000 + i), Type: "private"}, "bind "+c.Code)
 	}
 	eventually(t, "the first five bindings", func() bool { return len(a.targets(t)) == 5 })
+	// Each confirmation is sent after its binding is stored; the node stops
+	// once they are out (one it had not sent yet would go with it: the
+	// other node sees the update as handled and does not reply again).
+	confirmed := func(from, to int) func() bool {
+		return func() bool {
+			for i := from; i < to; i++ {
+				if len(a.replies(int64(1000+i))) == 0 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	eventually(t, "the first five confirmations", confirmed(0, 5))
 	a.h.Stop()
 	for i := 5; i < 10; i++ {
 		tg.Write(a.token, fake.TelegramChat{ID: int64(1000 + i), Type: "private"}, "bind "+c.Code)
@@ -304,6 +318,8 @@ func TestReceiverFailover(t *testing.T) {
 	if codes.Items[0].UsesLeft != 90 {
 		t.Fatalf("%d uses left after 10 chats bound, want 90", codes.Items[0].UsesLeft)
 	}
+	eventually(t, "the other node's confirmations", confirmed(5, 10))
+	time.Sleep(200 * time.Millisecond) // a second reply, if one were under way, arrives
 	for i := range 10 {
 		if n := len(a.replies(int64(1000 + i))); n != 1 {
 			t.Errorf("chat %d got %d replies, want 1", 1000+i, n)
