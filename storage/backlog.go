@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -34,6 +36,10 @@ func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPe
 		bots = append(bots, id)
 	}
 	if total == 0 {
+		return nil
+	}
+	if q.backlog != nil {
+		q.backlog.reserve(perBot, maxPerBot, maxTotal)
 		return nil
 	}
 	slices.Sort(bots) // one lock order for every transaction
@@ -96,6 +102,10 @@ func (q queries) ReleaseBacklog(ctx context.Context, botID int64, n int) error {
 	// ReserveBacklog locks them. (A single UPDATE of both rows may lock
 	// them in any order on PostgreSQL, which scans a table this small
 	// sequentially, and deadlock with a reservation.)
+	if q.backlog != nil {
+		q.backlog.release(botID, n)
+		return nil
+	}
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
 		for _, id := range [2]int64{totalRow, botID} {
 			if _, err := q.exec(ctx, releaseBacklogSQL, n, n, id); err != nil {
@@ -156,6 +166,11 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 	var fixed int
 	err := s.runTx(ctx, func(ctx context.Context, q queries) error {
 		fixed = 0
+		if q.backlog.holds() {
+			// The counters are set from the jobs: the batch's changes
+			// made before must be in them first.
+			return errBacklogRefused
+		}
 		if s.dialect.lockReads {
 			if _, err := q.w.ExecContext(ctx, "LOCK TABLE backlog IN SHARE ROW EXCLUSIVE MODE"); err != nil {
 				return q.fail(err, "lock backlog counters")
@@ -208,11 +223,140 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 // locks, it waits for the reservations under way, whose jobs its
 // transaction then finds.
 func (q queries) closeBacklog(ctx context.Context, botID int64) error {
+	if q.backlog.holds() {
+		// Reservations of the batch made before must be counted (or
+		// refused) before the counter closes.
+		return errBacklogRefused
+	}
 	if _, err := q.exec(ctx, createBacklogSQL, botID); err != nil {
 		return q.fail(err, "create backlog counter")
 	}
 	if _, err := q.w.NewUpdate().Model((*backlogRow)(nil)).Set("closed = TRUE").Where("bot_id = ?", botID).Exec(ctx); err != nil {
 		return q.fail(err, "close backlog counter")
 	}
+	return nil
+}
+
+// flushBacklogSQL applies a batch's net change to one counter: the
+// releases (never below 0) and, when it reserved any (the fourth
+// argument), only within the limit and while the counter is open.
+const flushBacklogSQL = "UPDATE backlog SET n = CASE WHEN n + ? >= 0 THEN n + ? ELSE 0 END " +
+	"WHERE bot_id = ? AND (? = 0 OR (n + ? <= ? AND NOT closed))"
+
+// backlogBatch holds the backlog changes of the transactions committed
+// together in one batch, so that the counters (which every send
+// reserves and releases, and which on PostgreSQL are row locks held to
+// the commit) are updated once per batch at its end instead of four
+// times per send. A batch's transactions commit together, so any order
+// among them is one in which they could have run: the batch's releases
+// are counted before its reservations, which are checked against the
+// limits together. When the check fails (a limit reached, a counter
+// closed or not created yet) the batch is run again with each
+// transaction updating the counters itself, and refused alone if it must
+// be.
+type backlogBatch struct {
+	kept    map[int64]*backlogDelta // of the transactions that succeeded
+	pending map[int64]*backlogDelta // of the transaction running
+}
+
+type backlogDelta struct {
+	net      int // jobs reserved minus jobs released
+	reserved int // jobs reserved
+	max      int // the lowest limit a reservation was made under
+}
+
+func newBacklogBatch() *backlogBatch {
+	return &backlogBatch{kept: make(map[int64]*backlogDelta), pending: make(map[int64]*backlogDelta)}
+}
+
+// errBacklogRefused says that a batch's reservations do not fit together
+// (or a counter is closed or missing): the batch runs again without
+// backlogBatch.
+var errBacklogRefused = errors.New("storage: the batch's backlog reservations need to be checked one by one")
+
+// holds reports whether the batch has changes not yet made (false for
+// nil).
+func (b *backlogBatch) holds() bool { return b != nil && (len(b.kept) > 0 || len(b.pending) > 0) }
+
+func (b *backlogBatch) delta(botID int64) *backlogDelta {
+	d := b.pending[botID]
+	if d == nil {
+		d = &backlogDelta{max: math.MaxInt}
+		b.pending[botID] = d
+	}
+	return d
+}
+
+func (b *backlogBatch) reserve(perBot map[int64]int, maxPerBot, maxTotal int) {
+	for id, n := range perBot {
+		d := b.delta(id)
+		d.net += n
+		d.reserved += n
+		d.max = min(d.max, maxPerBot)
+		t := b.delta(totalRow)
+		t.net += n
+		t.reserved += n
+		t.max = min(t.max, maxTotal)
+	}
+}
+
+func (b *backlogBatch) release(botID int64, n int) {
+	b.delta(botID).net -= n
+	b.delta(totalRow).net -= n
+}
+
+// keep adds the running transaction's changes to the batch's (it
+// succeeded); drop forgets them (it failed and was rolled back).
+func (b *backlogBatch) keep() {
+	for id, d := range b.pending {
+		k := b.kept[id]
+		if k == nil {
+			k = &backlogDelta{max: math.MaxInt}
+			b.kept[id] = k
+		}
+		k.net += d.net
+		k.reserved += d.reserved
+		k.max = min(k.max, d.max)
+	}
+	clear(b.pending)
+}
+
+func (b *backlogBatch) drop() { clear(b.pending) }
+
+// keepIf and dropIf are keep and drop on a batch that may be nil.
+func (b *backlogBatch) keepIf() {
+	if b != nil {
+		b.keep()
+	}
+}
+
+func (b *backlogBatch) dropIf() {
+	if b != nil {
+		b.drop()
+	}
+}
+
+// flush applies the kept changes, the service's counter first, then the
+// bots' in ascending order (the order ReserveBacklog locks them in).
+func (b *backlogBatch) flush(ctx context.Context, q queries) error {
+	ids := make([]int64, 0, len(b.kept))
+	for id := range b.kept {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // totalRow (0) first
+	for _, id := range ids {
+		d := b.kept[id]
+		if d.net == 0 && d.reserved == 0 {
+			continue
+		}
+		res, err := q.exec(ctx, flushBacklogSQL, d.net, d.net, id, d.reserved, d.net, d.max)
+		if err != nil {
+			return q.fail(err, "count backlog")
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return errBacklogRefused
+		}
+	}
+	clear(b.kept)
 	return nil
 }

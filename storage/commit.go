@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -62,11 +63,27 @@ type committer struct {
 	bare    atomic.Int64 // of those, committed in a batch run without savepoints
 	redone  atomic.Int64 // batches run without savepoints that a failure rolled back
 	calm    atomic.Int64 // batches committed in a row with no function failing
+	unfit   atomic.Int64 // batches run again because their backlog reservations did not fit together
 }
 
-func newCommitter(s *Store) *committer {
+// newCommitter starts a committer with loops batches under way at once:
+// one where the database has one writer (SQLite), more where it runs
+// transactions side by side (PostgreSQL), so that a batch's round trips
+// overlap with another's commit.
+func newCommitter(s *Store, loops int) *committer {
 	c := &committer{s: s, reqs: make(chan *txRequest, 4*maxBatch), stopped: make(chan struct{})}
-	go c.loop()
+	var running sync.WaitGroup
+	for range max(loops, 1) {
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			c.loop()
+		}()
+	}
+	go func() {
+		running.Wait()
+		close(c.stopped)
+	}()
 	return c
 }
 
@@ -140,7 +157,6 @@ func (c *committer) close() {
 }
 
 func (c *committer) loop() {
-	defer close(c.stopped)
 	batch := make([]*txRequest, 0, maxBatch)
 	for first := range c.reqs {
 		batch = append(batch[:0], first)
@@ -186,6 +202,16 @@ func (c *committer) commit(batch []*txRequest) {
 	}
 	results, err := c.together(live)
 	if err != nil {
+		if e := c.s.dialect.classify(err); push.ReasonOf(e) == reasonDatabaseUnavailable {
+			// The database cannot be reached: each transaction would
+			// wait for it again on its own. Nothing of the batch was
+			// written (or, for a COMMIT whose answer was lost, it is
+			// unknown, as for a transaction of its own).
+			for _, r := range live {
+				r.done <- e
+			}
+			return
+		}
 		// The batch as a whole failed (the database refused BEGIN or
 		// COMMIT, or a savepoint): nothing of it was written. Each
 		// transaction runs again on its own and gets its own outcome.
@@ -196,16 +222,43 @@ func (c *committer) commit(batch []*txRequest) {
 	}
 	c.grouped.Add(int64(len(live)))
 	for i, r := range live {
+		if _, ok := results[i].(retryAlone); ok {
+			// The database aborted it to break a conflict (with another
+			// node's transaction): run again on its own, as a
+			// transaction of its own would have been.
+			r.done <- c.s.runTxDirect(context.WithoutCancel(r.ctx), r.fn)
+			continue
+		}
 		r.done <- results[i]
 	}
 }
+
+// retryAlone is the result of a batched transaction that the database
+// aborted to break a conflict: it runs again on its own.
+type retryAlone struct{ err error }
+
+func (r retryAlone) Error() string { return r.err.Error() }
+func (r retryAlone) Unwrap() error { return r.err }
 
 // together runs the batch in one transaction, each function in a
 // savepoint, and commits it. It returns each function's outcome, or an
 // error when the transaction itself failed.
 func (c *committer) together(batch []*txRequest) ([]error, error) {
+	results, err := c.tryTogether(batch, true)
+	if errors.Is(err, errBacklogRefused) {
+		c.unfit.Add(1)
+		// The batch's reservations did not fit together (or a counter
+		// is closed or new): each transaction counts its own now.
+		results, err = c.tryTogether(batch, false)
+	}
+	return results, err
+}
+
+// tryTogether is together with the batch's backlog changes made at its
+// end (deferBacklog) or by each transaction.
+func (c *committer) tryTogether(batch []*txRequest, deferBacklog bool) ([]error, error) {
 	if c.calm.Load() >= calmGroups {
-		results, ok, err := c.group(batch, false)
+		results, ok, err := c.group(batch, false, deferBacklog)
 		if err != nil || ok {
 			if ok {
 				c.bare.Add(int64(len(batch)))
@@ -216,7 +269,7 @@ func (c *committer) together(batch []*txRequest) ([]error, error) {
 		// now, so that it fails alone.
 		c.redone.Add(1)
 	}
-	results, _, err := c.group(batch, true)
+	results, _, err := c.group(batch, true, deferBacklog)
 	if err != nil {
 		return nil, err
 	}
@@ -230,38 +283,90 @@ func (c *committer) together(batch []*txRequest) ([]error, error) {
 	return results, nil
 }
 
+// batchTimeout bounds a batch on a database across the network, whose
+// statements do not watch their callers' contexts: a batch stuck on a
+// lost connection gives way, and its transactions run again on their own.
+const batchTimeout = 30 * time.Second
+
 // group runs the batch in one transaction and commits it. With savepoints,
 // each function's failure rolls back its own writes and is its result;
 // without, the first failure rolls back the transaction and group reports
-// ok false.
-func (c *committer) group(batch []*txRequest, savepoints bool) (results []error, ok bool, err error) {
+// ok false. With deferBacklog the backlog counters are updated once, at
+// the end (see backlogBatch); errBacklogRefused says that this failed and
+// the batch must run without.
+func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (results []error, ok bool, err error) {
 	bg := context.Background()
+	var deadline time.Time
+	if !c.s.dialect.inProcess {
+		var cancel context.CancelFunc
+		bg, cancel = context.WithTimeout(bg, batchTimeout)
+		defer cancel()
+		deadline, _ = bg.Deadline()
+	}
+	fnCtx := func(r *txRequest) (context.Context, context.CancelFunc) {
+		ctx := context.WithoutCancel(r.ctx)
+		if deadline.IsZero() {
+			return ctx, noop
+		}
+		return context.WithDeadline(ctx, deadline)
+	}
 	tx, err := c.s.w.BeginTx(bg, nil)
 	if err != nil {
 		return nil, false, err
 	}
 	q := c.s.txQueries(tx)
+	if deferBacklog {
+		q.backlog = newBacklogBatch()
+	}
 	results = make([]error, len(batch))
 	for i, r := range batch {
+		fctx, cancel := fnCtx(r)
 		if !savepoints {
-			if ferr := r.fn(context.WithoutCancel(r.ctx), q); ferr != nil {
-				return nil, false, tx.Rollback()
+			ferr := r.fn(fctx, q)
+			cancel()
+			if ferr != nil {
+				if err := tx.Rollback(); err != nil {
+					return nil, false, err
+				}
+				if errors.Is(ferr, errBacklogRefused) {
+					return nil, false, errBacklogRefused
+				}
+				return nil, false, nil
 			}
+			q.backlog.keepIf()
 			continue
 		}
 		if _, err := q.exec(bg, "SAVEPOINT herald_tx"); err != nil {
+			cancel()
 			_ = tx.Rollback()
 			return nil, false, err
 		}
-		ferr := r.fn(context.WithoutCancel(r.ctx), q)
+		ferr := r.fn(fctx, q)
+		cancel()
+		if errors.Is(ferr, errBacklogRefused) {
+			_ = tx.Rollback()
+			return nil, false, errBacklogRefused
+		}
 		if ferr != nil {
 			if _, err := q.exec(bg, "ROLLBACK TO SAVEPOINT herald_tx"); err != nil {
 				_ = tx.Rollback()
 				return nil, false, err
 			}
+			q.backlog.dropIf()
 			results[i] = c.s.dialect.classify(ferr)
+			if c.s.dialect.isRetryable != nil && c.s.dialect.isRetryable(ferr) {
+				results[i] = retryAlone{results[i]}
+			}
+		} else {
+			q.backlog.keepIf()
 		}
 		if _, err := q.exec(bg, "RELEASE SAVEPOINT herald_tx"); err != nil {
+			_ = tx.Rollback()
+			return nil, false, err
+		}
+	}
+	if q.backlog != nil {
+		if err := q.backlog.flush(bg, q); err != nil {
 			_ = tx.Rollback()
 			return nil, false, err
 		}

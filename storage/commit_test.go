@@ -113,9 +113,6 @@ func TestUpdateIsolatesEachTransaction(t *testing.T) {
 		if l, _ := s.Ledger(ctx, push.LedgerFilter{AccountID: a.ID}); len(l) != succeeded {
 			t.Errorf("%d ledger entries, want %d", len(l), succeeded)
 		}
-		if storage.IsPostgres(dsn) {
-			return
-		}
 		if storage.GroupedTransactions(s) == 0 {
 			t.Errorf("no transaction was committed together with another: the group commit was not exercised")
 		}
@@ -125,18 +122,19 @@ func TestUpdateIsolatesEachTransaction(t *testing.T) {
 	})
 }
 
-// eachCommitMode runs test on each backend and, on SQLite, once more with
-// the committer starting calm: its batches run without savepoints until a
+// eachCommitMode runs test on each backend and once more with the
+// committer starting calm: its batches run without savepoints until a
 // function fails.
 func eachCommitMode(t *testing.T, test func(t *testing.T, dsn string, calm bool)) {
-	eachBackend(t, func(t *testing.T, dsn string) {
-		test(t, dsn, false)
-		if !storage.IsPostgres(dsn) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, b.dsn(t), false)
 			t.Run("calm", func(t *testing.T) {
-				test(t, filepath.Join(t.TempDir(), "calm.db"), true)
+				test(t, b.dsn(t), true)
 			})
-		}
-	})
+		})
+	}
 }
 
 // TestCalmBatchesCommitEverything: batches run without savepoints commit
@@ -267,11 +265,78 @@ func TestUpdatePanicStaysWithItsCaller(t *testing.T) {
 				t.Errorf("transaction %d: panic %v, error %v, job %v", i, panicked[i], errs[i], err)
 			}
 		}
-		if !storage.IsPostgres(dsn) && storage.GroupedTransactions(s) == 0 {
+		if storage.GroupedTransactions(s) == 0 {
 			t.Errorf("no transaction was committed together with another: the group commit was not exercised")
 		}
 		if calm && storage.RedoneBatches(s) == 0 {
 			t.Errorf("no batch run without savepoints was rolled back and run again: that path was not exercised")
+		}
+	})
+}
+
+// TestBatchedBacklogKeepsLimits: the backlog changes of transactions
+// committed together are made once per batch, checked against the limits
+// together; when they do not fit, the batch runs again with each
+// transaction counting its own, so exactly as many reservations succeed
+// as the limit allows and each refused one is refused alone, with the
+// backlog's own answer. A closed counter (a deleted bot) refuses the
+// reservations made in a batch as it refuses one alone.
+func TestBatchedBacklogKeepsLimits(t *testing.T) {
+	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
+		s := open(t, dsn)
+		if calm {
+			storage.Calm(s)
+		}
+		const bot, gone, n, limit = 31, 32, 60, 25
+		// Counters exist from a first reservation; the gone bot's closes.
+		for _, b := range []int64{bot, gone} {
+			if err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				return tx.ReserveBacklog(ctx, map[int64]int{b: 1}, 1000, 1000)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error { return tx.ReleaseBacklog(ctx, b, 1) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := storage.CloseBacklog(ctx, s, gone); err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, n)
+		race(t, n, func(i int) error {
+			b := int64(bot)
+			if i%10 == 9 {
+				b = gone
+			}
+			errs[i] = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				return tx.ReserveBacklog(ctx, map[int64]int{b: 1}, limit, 1000)
+			})
+			return nil
+		}, func(error) bool { return false })
+		ok, full, notFound := 0, 0, 0
+		for i, err := range errs {
+			switch {
+			case err == nil && i%10 != 9:
+				ok++
+			case i%10 == 9 && push.KindOf(err) == push.NotFound:
+				notFound++
+			case i%10 != 9 && push.ReasonOf(err) == "backlog_full":
+				full++
+			default:
+				t.Errorf("reservation %d: %v", i, err)
+			}
+		}
+		if ok != limit || full != n-n/10-limit || notFound != n/10 {
+			t.Errorf("%d reserved, %d refused as full, %d as a gone bot; want %d, %d and %d", ok, full, notFound, limit, n-n/10-limit, n/10)
+		}
+		for _, c := range []struct{ bot, want int64 }{{0, limit}, {bot, limit}, {gone, 0}} {
+			if got, err := s.Backlog(ctx, c.bot); int64(got) != c.want || err != nil {
+				t.Errorf("counter of bot %d: %d (%v), want %d", c.bot, got, err, c.want)
+			}
+		}
+		if storage.GroupedTransactions(s) == 0 || storage.UnfitBatches(s) == 0 {
+			t.Errorf("%d transactions committed together, %d batches run again: the batched backlog was not exercised",
+				storage.GroupedTransactions(s), storage.UnfitBatches(s))
 		}
 	})
 }

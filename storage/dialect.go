@@ -77,7 +77,11 @@ func (d dialect) classify(err error) error {
 	return err
 }
 
+// reasonDatabaseUnavailable is the reason of the errors that say the
+// database cannot be reached.
+const reasonDatabaseUnavailable = "database_unavailable"
+
 func unavailable(err error) error {
-	return &push.Error{Kind: push.Unavailable, Reason: "database_unavailable", RetryAfter: 5 * time.Second,
+	return &push.Error{Kind: push.Unavailable, Reason: reasonDatabaseUnavailable, RetryAfter: 5 * time.Second,
 		Message: "the database cannot be reached: retry later with the same Idempotency-Key", Err: err}
 }

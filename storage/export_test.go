@@ -1,5 +1,7 @@
 package storage
 
+import "context"
+
 // GroupedTransactions returns how many transactions s committed together
 // with others (0 without group commit).
 func GroupedTransactions(s *Store) int64 {
@@ -24,3 +26,12 @@ func BareTransactions(s *Store) int64 { return s.commit.bare.Load() }
 // RedoneBatches returns how many batches run without savepoints a failing
 // function rolled back, to be run again with them.
 func RedoneBatches(s *Store) int64 { return s.commit.redone.Load() }
+
+// CloseBacklog closes a bot's backlog counter, as deleting the bot does.
+func CloseBacklog(ctx context.Context, s *Store, botID int64) error {
+	return s.runTx(ctx, func(ctx context.Context, q queries) error { return q.closeBacklog(ctx, botID) })
+}
+
+// UnfitBatches returns how many batches ran again because their backlog
+// reservations did not fit together.
+func UnfitBatches(s *Store) int64 { return s.commit.unfit.Load() }

@@ -25,6 +25,12 @@ import (
 // pool; the "pool_max_conns" URL parameter changes it.
 const defaultPGConns = 10
 
+// pgBatches is how many batches of the group commit a node runs at once
+// on PostgreSQL, out of a pool of conns connections: enough that one
+// batch's statements overlap with another's commit, and a few
+// connections left for reads and for the transactions run on their own.
+func pgBatches(conns int) int { return max(1, min(4, conns/2)) }
+
 // IsPostgres reports whether dsn names a PostgreSQL database
 // (postgres:// or postgresql://).
 func IsPostgres(dsn string) bool {
@@ -180,5 +186,6 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	}
 	s := newStore(db, db, d, db.Close)
 	s.statements = counter
+	s.groupCommit(pgBatches(maxConns))
 	return s, nil
 }

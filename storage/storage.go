@@ -24,7 +24,7 @@ type Store struct {
 	closers []func() error
 	sealer  *Sealer // seals bot configs at rest; nil stores them as given
 
-	commit        *committer // group commit of write transactions (SQLite); nil: one database transaction each
+	commit        *committer // group commit of write transactions; nil: one database transaction each
 	stmts         stmtCache
 	nativeQueries sync.Map // statement text → the same with the database's placeholders
 	closeOnce     sync.Once
@@ -85,13 +85,14 @@ func newStore(w, r *bun.DB, d dialect, closers ...func() error) *Store {
 }
 
 // groupCommit makes the store commit the write transactions of
-// concurrent callers together (see committer).
-func (s *Store) groupCommit() { s.commit = newCommitter(s) }
+// concurrent callers together (see committer), with up to loops batches
+// under way at once.
+func (s *Store) groupCommit(loops int) { s.commit = newCommitter(s, loops) }
 
-// Update implements push.Store: fn runs in one read-write transaction. On
-// SQLite, the transactions of concurrent callers are committed together,
-// each fn in a savepoint of its own: a fn that returns an error rolls back
-// its own writes only, and Update returns once the writes of fn are
+// Update implements push.Store: fn runs in one read-write transaction.
+// The transactions of concurrent callers are committed together, each fn
+// in a savepoint of its own: a fn that returns an error rolls back its
+// own writes only, and Update returns once the writes of fn are
 // committed.
 func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx push.Tx) error) error {
 	return s.runTx(ctx, func(ctx context.Context, q queries) error { return fn(ctx, q) })
@@ -172,6 +173,9 @@ type queries struct {
 	// txStmts are the prepared statements bound to tx so far: a
 	// transaction binds each once, however often it runs it.
 	txStmts txStmts
+	// backlog, in a batch of the group commit, collects the backlog
+	// changes of the batch's transactions (nil: each is made at once).
+	backlog *backlogBatch
 }
 
 // txQueries are the operations inside the transaction tx.
