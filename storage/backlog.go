@@ -169,7 +169,7 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 		if q.backlog.holds() {
 			// The counters are set from the jobs: the batch's changes
 			// made before must be in them first.
-			return errBacklogRefused
+			return errBatchUnfit
 		}
 		if s.dialect.lockReads {
 			if _, err := q.w.ExecContext(ctx, "LOCK TABLE backlog IN SHARE ROW EXCLUSIVE MODE"); err != nil {
@@ -226,7 +226,7 @@ func (q queries) closeBacklog(ctx context.Context, botID int64) error {
 	if q.backlog.holds() {
 		// Reservations of the batch made before must be counted (or
 		// refused) before the counter closes.
-		return errBacklogRefused
+		return errBatchUnfit
 	}
 	if _, err := q.exec(ctx, createBacklogSQL, botID); err != nil {
 		return q.fail(err, "create backlog counter")
@@ -269,10 +269,11 @@ func newBacklogBatch() *backlogBatch {
 	return &backlogBatch{kept: make(map[int64]*backlogDelta), pending: make(map[int64]*backlogDelta)}
 }
 
-// errBacklogRefused says that a batch's reservations do not fit together
-// (or a counter is closed or missing): the batch runs again without
-// backlogBatch.
-var errBacklogRefused = errors.New("storage: the batch's backlog reservations need to be checked one by one")
+// errBatchUnfit says that the changes a batch of the group commit made
+// at its end do not hold together (backlog reservations over a limit, a
+// counter closed or missing, a job moved meanwhile): the batch runs again
+// with each transaction making its changes at once.
+var errBatchUnfit = errors.New("storage: the batch's changes need to be made one by one")
 
 // holds reports whether the batch has changes not yet made (false for
 // nil).
@@ -354,7 +355,7 @@ func (b *backlogBatch) flush(ctx context.Context, q queries) error {
 			return q.fail(err, "count backlog")
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
-			return errBacklogRefused
+			return errBatchUnfit
 		}
 	}
 	clear(b.kept)

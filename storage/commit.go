@@ -245,7 +245,7 @@ func (r retryAlone) Unwrap() error { return r.err }
 // error when the transaction itself failed.
 func (c *committer) together(batch []*txRequest) ([]error, error) {
 	results, err := c.tryTogether(batch, true)
-	if errors.Is(err, errBacklogRefused) {
+	if errors.Is(err, errBatchUnfit) {
 		c.unfit.Add(1)
 		// The batch's reservations did not fit together (or a counter
 		// is closed or new): each transaction counts its own now.
@@ -292,7 +292,7 @@ const batchTimeout = 30 * time.Second
 // each function's failure rolls back its own writes and is its result;
 // without, the first failure rolls back the transaction and group reports
 // ok false. With deferBacklog the backlog counters are updated once, at
-// the end (see backlogBatch); errBacklogRefused says that this failed and
+// the end (see backlogBatch); errBatchUnfit says that this failed and
 // the batch must run without.
 func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (results []error, ok bool, err error) {
 	bg := context.Background()
@@ -317,6 +317,9 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 	q := c.s.txQueries(tx)
 	if deferBacklog {
 		q.backlog = newBacklogBatch()
+		if c.s.dialect.batchMoves {
+			q.moves = new(moveBatch)
+		}
 	}
 	results = make([]error, len(batch))
 	for i, r := range batch {
@@ -328,12 +331,13 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 				if err := tx.Rollback(); err != nil {
 					return nil, false, err
 				}
-				if errors.Is(ferr, errBacklogRefused) {
-					return nil, false, errBacklogRefused
+				if errors.Is(ferr, errBatchUnfit) {
+					return nil, false, errBatchUnfit
 				}
 				return nil, false, nil
 			}
 			q.backlog.keepIf()
+			q.moves.keep()
 			continue
 		}
 		if _, err := q.exec(bg, "SAVEPOINT herald_tx"); err != nil {
@@ -343,9 +347,9 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 		}
 		ferr := r.fn(fctx, q)
 		cancel()
-		if errors.Is(ferr, errBacklogRefused) {
+		if errors.Is(ferr, errBatchUnfit) {
 			_ = tx.Rollback()
-			return nil, false, errBacklogRefused
+			return nil, false, errBatchUnfit
 		}
 		if ferr != nil {
 			if _, err := q.exec(bg, "ROLLBACK TO SAVEPOINT herald_tx"); err != nil {
@@ -353,14 +357,22 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 				return nil, false, err
 			}
 			q.backlog.dropIf()
+			q.moves.drop()
 			results[i] = c.s.dialect.classify(ferr)
 			if c.s.dialect.isRetryable != nil && c.s.dialect.isRetryable(ferr) {
 				results[i] = retryAlone{results[i]}
 			}
 		} else {
 			q.backlog.keepIf()
+			q.moves.keep()
 		}
 		if _, err := q.exec(bg, "RELEASE SAVEPOINT herald_tx"); err != nil {
+			_ = tx.Rollback()
+			return nil, false, err
+		}
+	}
+	if q.moves != nil {
+		if err := q.moves.flush(bg, q); err != nil {
 			_ = tx.Rollback()
 			return nil, false, err
 		}

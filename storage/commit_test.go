@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/storage"
@@ -337,6 +338,67 @@ func TestBatchedBacklogKeepsLimits(t *testing.T) {
 		if storage.GroupedTransactions(s) == 0 || storage.UnfitBatches(s) == 0 {
 			t.Errorf("%d transactions committed together, %d batches run again: the batched backlog was not exercised",
 				storage.GroupedTransactions(s), storage.UnfitBatches(s))
+		}
+	})
+}
+
+// TestBatchedMovesStayExact: moves of jobs whose state the mover knew are
+// written together at the end of their batch, and each is still checked
+// there: of several workers racing to claim one job (a queue delivering
+// it more than once), exactly one claims it and the others learn that its
+// state changed, as they would with a transaction of their own; the
+// claimed jobs are running, with one attempt each, and their outcomes
+// recorded the same way are all there.
+func TestBatchedMovesStayExact(t *testing.T) {
+	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 0)
+		if calm {
+			storage.Calm(s)
+		}
+		const jobs, racers = 30, 3
+		js := make([]*push.Job, jobs)
+		for i := range js {
+			js[i] = newJob(a, b, tg, fmt.Sprint("m", i))
+		}
+		createJobs(t, s, js...)
+		at := t0.Add(time.Second)
+		won := race(t, jobs*racers, func(i int) error {
+			j := *js[i%jobs]
+			return s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				_, err := tx.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.StateQueued, To: push.StateRunning, At: at, Job: &j})
+				return err
+			})
+		}, refused(push.Conflict, push.ReasonStateChanged))
+		claims := make([]int, jobs)
+		for i, w := range won {
+			if w {
+				claims[i%jobs]++
+			}
+		}
+		for i, n := range claims {
+			if n != 1 {
+				t.Errorf("job %d claimed %d times, want once", i, n)
+			}
+		}
+		race(t, jobs, func(i int) error {
+			j, err := s.Job(ctx, js[i].ID)
+			if err != nil {
+				return err
+			}
+			if j.State != push.StateRunning || j.Attempts != 1 || !j.StartedAt.Equal(at) {
+				t.Errorf("job %d after its claim: %s, %d attempts, started %v", i, j.State, j.Attempts, j.StartedAt)
+			}
+			return s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				_, err := tx.MoveJob(ctx, push.JobMove{ID: j.ID, From: push.StateRunning, To: push.StateSucceeded, At: at, PlatformIndex: fmt.Sprint("p", i), Job: &j})
+				return err
+			})
+		}, func(error) bool { return false })
+		for i, j := range js {
+			got, err := s.Job(ctx, j.ID)
+			if err != nil || got.State != push.StateSucceeded || got.PlatformIndex != fmt.Sprint("p", i) || !got.FinishedAt.Equal(at) || got.Attempts != 1 {
+				t.Errorf("job %d after its outcome: %+v, %v", i, got, err)
+			}
 		}
 	})
 }

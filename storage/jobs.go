@@ -161,6 +161,14 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 		m.PlatformIndex, m.PlatformIndex,
 		m.ID, string(m.From), toMs(m.RetryAt)}
 	known := m.Job != nil && m.Job.ID == m.ID && m.Job.State == m.From && toMs(m.Job.RetryAt) == toMs(m.RetryAt)
+	if known && q.moves != nil {
+		// Written with the batch's other moves at its end, and checked
+		// there (see moveBatch).
+		q.moves.add(jobMoveArgs{id: m.ID, from: string(m.From), to: string(m.To), at: at,
+			started: started, finished: flag(finishes(m)), setErr: flag(m.Error != "" || m.To == push.StateSucceeded),
+			errMsg: m.Error, platformIndex: m.PlatformIndex, retryMs: toMs(m.RetryAt)})
+		return movedJob(*m.Job, m), nil
+	}
 	var row jobRow
 	var err error
 	if known {

@@ -99,6 +99,7 @@ func postgresDialect() dialect {
 			return errors.As(err, &ce)
 		},
 		lockReads:       true,
+		batchMoves:      true,
 		placeholders:    dollarPlaceholders,
 		migrationLock:   "SELECT pg_advisory_lock(" + pgMigrationLockKey + ")",
 		migrationUnlock: "SELECT pg_advisory_unlock(" + pgMigrationLockKey + ")",

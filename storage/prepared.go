@@ -86,15 +86,19 @@ func dollarPlaceholders(query string) string {
 // on the writer and on the readers. They must be prepared then: inside a
 // transaction on SQLite's one writer connection, preparing on the writer
 // pool would wait for the connection the transaction holds.
-func preparedStatements() []string {
-	return []string{
+func preparedStatements(d dialect) []string {
+	batched := []string{flushBacklogSQL}
+	if d.batchMoves {
+		batched = append(batched, flushMovesSQL)
+	}
+	return append(batched,
 		insertJobSQL, insertJobReturningSQL, selectJobSQL, moveJobSQL, moveJobReturningSQL,
 		selectIdempotencySQL, insertIdempotencySQL,
 		addBacklogSQL, createBacklogSQL, releaseBacklogSQL,
 		chargeSQL, insertLedgerSQL,
 		selectAuthEpochSQL, bumpAuthEpochSQL, selectCatalogEpochSQL, bumpCatalogEpochSQL,
 		"SAVEPOINT herald_tx", "ROLLBACK TO SAVEPOINT herald_tx", "RELEASE SAVEPOINT herald_tx",
-	}
+	)
 }
 
 // prepareAll prepares the hot statements on the writer and the readers.
@@ -104,7 +108,7 @@ func (s *Store) prepareAll(ctx context.Context) error {
 		dbs = append(dbs, s.r.DB)
 	}
 	for _, db := range dbs {
-		for _, query := range preparedStatements() {
+		for _, query := range preparedStatements(s.dialect) {
 			query = s.native(query)
 			if _, err := s.stmts.prepare(ctx, db, query); err != nil {
 				return fmt.Errorf("storage: prepare %q: %w", query, err)

@@ -176,6 +176,9 @@ type queries struct {
 	// backlog, in a batch of the group commit, collects the backlog
 	// changes of the batch's transactions (nil: each is made at once).
 	backlog *backlogBatch
+	// moves, in such a batch on PostgreSQL, collects the moves of jobs
+	// whose state the mover knew (nil: each is made at once).
+	moves *moveBatch
 }
 
 // txQueries are the operations inside the transaction tx.

@@ -1,0 +1,83 @@
+package storage
+
+import (
+	"context"
+)
+
+// flushMovesSQL makes the job moves of a batch of the group commit in one
+// statement (PostgreSQL): each row of the arrays is one move as
+// moveJobSQL makes it, of a job that must still be in the state and the
+// retry wait the move was decided on.
+const flushMovesSQL = "UPDATE jobs SET state = v.to_state, updated_ms = v.at, " +
+	"started_ms = CASE WHEN v.started = 1 THEN v.at ELSE jobs.started_ms END, attempts = jobs.attempts + v.started, " +
+	"finished_ms = CASE WHEN v.finished = 1 THEN v.at ELSE jobs.finished_ms END, " +
+	"error = CASE WHEN v.set_error = 1 THEN v.error ELSE jobs.error END, " +
+	"platform_index = CASE WHEN v.platform_index = '' THEN jobs.platform_index ELSE v.platform_index END, retry_ms = 0 " +
+	"FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::bigint[]) " +
+	"AS v(id, from_state, to_state, at, started, finished, set_error, error, platform_index, retry_ms) " +
+	"WHERE jobs.id = v.id AND jobs.state = v.from_state AND jobs.retry_ms = v.retry_ms"
+
+// moveBatch holds the moves of jobs whose state the mover knew (a worker
+// claiming the job its request created, a worker recording its outcome)
+// made by the transactions of one batch of the group commit, so that
+// they are written in one statement at the batch's end instead of one
+// each. Each move is checked there as it would have been at once (the job
+// still in the state it was decided on); should one not be, the batch runs
+// again with each move made at once, where the mover sees what changed.
+type moveBatch struct {
+	kept, pending []jobMoveArgs
+}
+
+// jobMoveArgs are one move's values, as moveJobSQL takes them.
+type jobMoveArgs struct {
+	id, from, to              string
+	at                        int64
+	started, finished, setErr int
+	errMsg, platformIndex     string
+	retryMs                   int64
+}
+
+func (b *moveBatch) add(m jobMoveArgs) { b.pending = append(b.pending, m) }
+
+// keep and drop end the running transaction: its moves are kept (it
+// succeeded) or forgotten (it was rolled back).
+func (b *moveBatch) keep() {
+	if b != nil {
+		b.kept = append(b.kept, b.pending...)
+		b.pending = b.pending[:0]
+	}
+}
+
+func (b *moveBatch) drop() {
+	if b != nil {
+		b.pending = b.pending[:0]
+	}
+}
+
+// flush writes the kept moves; errBatchUnfit when one of them found its
+// job moved meanwhile.
+func (b *moveBatch) flush(ctx context.Context, q queries) error {
+	n := len(b.kept)
+	if n == 0 {
+		return nil
+	}
+	var (
+		ids, froms, tos, errs, indexes = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		ats, retries                   = make([]int64, n), make([]int64, n)
+		started, finished, setErr      = make([]int32, n), make([]int32, n), make([]int32, n)
+	)
+	for i, m := range b.kept {
+		ids[i], froms[i], tos[i], errs[i], indexes[i] = m.id, m.from, m.to, m.errMsg, m.platformIndex
+		ats[i], retries[i] = m.at, m.retryMs
+		started[i], finished[i], setErr[i] = int32(m.started), int32(m.finished), int32(m.setErr)
+	}
+	res, err := q.exec(ctx, flushMovesSQL, ids, froms, tos, ats, started, finished, setErr, errs, indexes, retries)
+	if err != nil {
+		return q.fail(err, "move jobs")
+	}
+	if moved, _ := res.RowsAffected(); moved != int64(n) {
+		return errBatchUnfit
+	}
+	b.kept = b.kept[:0]
+	return nil
+}
