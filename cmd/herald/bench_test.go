@@ -95,15 +95,38 @@ func TestBenchAgainstURL(t *testing.T) {
 
 // TestBenchScaleOut: herald bench runs its embedded server on PostgreSQL
 // and Redis, seeding sealed bot credentials that the server opens with the
-// run's own secret key.
+// run's own secret key: as one node, as two serve nodes sharing the load,
+// and as API nodes with worker nodes that send. Without the scale-out mode
+// more than one node is refused.
 func TestBenchScaleOut(t *testing.T) {
 	db, rdb := testkit.PostgresURL(t), testkit.RedisURL(t)
-	r := runBench(t, "--db", db, "--redis", rdb, "--duration", "2s", "--warmup", "0", "--concurrency", "4")
-	if r.Server != "postgres+redis" || r.OK == 0 || r.NotOK != 0 {
-		t.Fatalf("report: %+v (first problem: %s)\n%s", r, r.FirstProblem, r.ServerLogTail)
+	for _, tt := range []struct {
+		name               string
+		args               []string
+		nodes, workerNodes int
+	}{
+		{"one node", nil, 1, 0},
+		{"two nodes", []string{"--nodes", "2"}, 2, 0},
+		{"API nodes and worker nodes", []string{"--nodes", "2", "--worker-nodes", "2"}, 2, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runBench(t, append([]string{"--db", db, "--redis", rdb, "--duration", "2s", "--warmup", "0", "--concurrency", "4"}, tt.args...)...)
+			if r.Server != "postgres+redis" || r.OK == 0 || r.NotOK != 0 {
+				t.Fatalf("report: %+v (first problem: %s)\n%s", r, r.FirstProblem, r.ServerLogTail)
+			}
+			if r.Nodes != tt.nodes || r.WorkerNodes != tt.workerNodes {
+				t.Errorf("report of %d nodes and %d worker nodes, want %d and %d", r.Nodes, r.WorkerNodes, tt.nodes, tt.workerNodes)
+			}
+			if r.Deliveries < r.OK-4 { // see TestBenchScenarios
+				t.Errorf("%d deliveries for %d answered single sends", r.Deliveries, r.OK)
+			}
+		})
 	}
-	if r.Deliveries < r.OK-4 { // see TestBenchScenarios
-		t.Errorf("%d deliveries for %d answered single sends", r.Deliveries, r.OK)
+	for _, args := range [][]string{{"--nodes", "2"}, {"--worker-nodes", "1"}} {
+		out, err := exec.Command(heraldBin, append([]string{"bench", "--duration", "1s"}, args...)...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "--redis") {
+			t.Errorf("herald bench %s without the scale-out mode: %v\n%s", args, err, out)
+		}
 	}
 }
 

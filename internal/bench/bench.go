@@ -64,7 +64,15 @@ type Config struct {
 	// Redis, with a PostgreSQL DB, runs the server in the scale-out mode
 	// (in a Redis namespace of the run's own, deleted at the end).
 	Redis string
-	// Workers is the server's number of workers (default enough for every
+	// Nodes is the number of herald serve processes the load is spread
+	// over (default 1; more than one needs the scale-out mode: Redis and a
+	// PostgreSQL DB).
+	Nodes int
+	// WorkerNodes is the number of herald worker processes (default 0:
+	// the serve nodes send; more makes the serve nodes API only, with
+	// --workers 0, and the worker nodes send; needs the scale-out mode).
+	WorkerNodes int
+	// Workers is each node's number of workers (default enough for every
 	// target of every request in flight: concurrency × targets per
 	// request, and more when the platform is slower than the sync wait).
 	Workers int
@@ -163,10 +171,22 @@ func (c *Config) defaults() error {
 		if c.Key == "" || c.Bot <= 0 || len(c.Targets) == 0 {
 			return errors.New("--url needs --key, --bot and --targets (the target ids of that bot)")
 		}
+		if c.Nodes > 1 || c.WorkerNodes > 0 {
+			return errors.New("--nodes and --worker-nodes start nodes of the run's own: leave them out with --url")
+		}
 		return nil
 	}
 	if c.Redis != "" && !storage.IsPostgres(c.DB) {
 		return errors.New("--redis needs a PostgreSQL --db: the scale-out mode shares a PostgreSQL database")
+	}
+	if c.Nodes <= 0 {
+		c.Nodes = 1
+	}
+	if c.WorkerNodes < 0 {
+		return errors.New("--worker-nodes cannot be negative")
+	}
+	if (c.Nodes > 1 || c.WorkerNodes > 0) && c.Redis == "" {
+		return errors.New("--nodes above 1 and --worker-nodes need the scale-out mode: give --redis and a PostgreSQL --db, which the nodes share")
 	}
 	if c.Bin == "" {
 		return errors.New("bench: Config.Bin (the herald binary) is required for an embedded server")
@@ -210,7 +230,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	var (
 		tgt      target
-		srv      *Server
+		servers      nodes
 		platform *Platform
 	)
 	if cfg.URL != "" {
@@ -223,23 +243,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		defer e.close()
-		srv, platform, tgt = e.srv, e.platform, e.target
+		servers, platform, tgt = e.nodes, e.platform, e.target
 		rep.Server = e.kind
 		rep.BatchSize = cfg.BatchSize
 		rep.Workers = cfg.Workers
+		rep.Nodes, rep.WorkerNodes = cfg.Nodes, cfg.WorkerNodes
 		rep.SyncWaitMs = ms(cfg.SyncWait)
 		rep.Points = cfg.Points
 	}
-	base := strings.TrimRight(cfg.URL, "/")
-	if srv != nil {
-		base = srv.URL
+	bases := []string{strings.TrimRight(cfg.URL, "/")}
+	if servers != nil {
+		bases = servers.apis()
 	}
 	sc, err := newScenario(cfg.Scenario, "b"+id, tgt, rep.BatchSize)
 	if err != nil {
 		return nil, err
 	}
 	timeout := 5 * time.Minute
-	l := newLoader(loadOptions{base: base, apiKey: tgt.key, concurrency: cfg.Concurrency, rate: cfg.Rate, timeout: timeout}, sc)
+	l := newLoader(loadOptions{bases: bases, apiKey: tgt.key, concurrency: cfg.Concurrency, rate: cfg.Rate, timeout: timeout}, sc)
 	if cfg.Scenario == Replay {
 		// The first send of the key is delivered; every later one replays it.
 		req := sc.next(0, 0)
@@ -254,7 +275,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var before, after procSample
 	var deliveredBefore int64
 	var probe *costProbe
-	if srv != nil && (storage.IsPostgres(cfg.DB) || cfg.Redis != "") {
+	if servers != nil && (storage.IsPostgres(cfg.DB) || cfg.Redis != "") {
 		var pgDSN string
 		if storage.IsPostgres(cfg.DB) {
 			pgDSN = cfg.DB
@@ -273,24 +294,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	var waitProfiles func() error
-	if srv != nil {
+	if servers != nil {
 		if cfg.ProfileDir != "" {
 			if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
 				return nil, err
 			}
-			waitProfiles = srv.profiles(ctx, cfg.ProfileDir, cfg.Duration)
+			waitProfiles = servers[0].profiles(ctx, cfg.ProfileDir, cfg.Duration)
 		}
 		if probe != nil {
 			costsBefore = probe.read(ctx)
 		}
-		if before, err = srv.sample(ctx); err != nil {
+		if before, err = servers.sample(ctx); err != nil {
 			return nil, fmt.Errorf("read the server's figures: %w", err)
 		}
 		deliveredBefore = platform.Delivered()
 	}
 	selfBefore := selfCPU()
 	l.win.start.Store(time.Now().UnixNano())
-	rss := rssSampler(srv, cfg.Duration)
+	rss := rssSampler(servers, cfg.Duration)
 	err = sleep(ctx, cfg.Duration)
 	end := time.Now()
 	l.win.end.Store(end.UnixNano())
@@ -298,9 +319,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	elapsed := end.Sub(time.Unix(0, l.win.start.Load()))
 	selfUsed := selfCPU() - selfBefore
 	var deliveredAfter int64
-	if srv != nil {
+	if servers != nil {
 		deliveredAfter = platform.Delivered()
-		after, _ = srv.sample(context.WithoutCancel(ctx))
+		after, _ = servers.sample(context.WithoutCancel(ctx))
 		if probe != nil {
 			costsAfter = probe.read(context.WithoutCancel(ctx))
 		}
@@ -316,7 +337,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.Requests > 0 {
 		rep.LoadCPUPerRequestUs = selfUsed.Seconds() * 1e6 / float64(rep.Requests)
 	}
-	if srv != nil {
+	if servers != nil {
 		rep.Deliveries = deliveredAfter - deliveredBefore
 		rep.DeliveriesPerSec = float64(rep.Deliveries) / elapsed.Seconds()
 		rep.ServerFigures = serverFigures(before, after, rssSamples, rep)
@@ -331,11 +352,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				rep.Profiles = append(rep.Profiles, filepath.Join(cfg.ProfileDir, f))
 			}
 		}
-		if srv.Exited() {
-			return rep, fmt.Errorf("the server exited during the run: %s", srv.logTail())
+		if gone := servers.exited(); gone != nil {
+			return rep, fmt.Errorf("a server exited during the run: %s", gone.logTail())
 		}
 		if rep.NotOK > 0 {
-			rep.ServerLogTail = srv.logTail()
+			rep.ServerLogTail = servers.logTail()
 		}
 	}
 	return rep, nil
@@ -358,8 +379,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // rssSampler reads the server's resident set every twentieth of d (at
 // most each second, at least each ten); the returned function stops it and
 // returns the samples.
-func rssSampler(srv *Server, d time.Duration) func() []float64 {
-	if srv == nil {
+func rssSampler(servers nodes, d time.Duration) func() []float64 {
+	if servers == nil {
 		return func() []float64 { return nil }
 	}
 	every := min(max(d/20, time.Second), 10*time.Second)
@@ -372,8 +393,8 @@ func rssSampler(srv *Server, d time.Duration) func() []float64 {
 		for {
 			select {
 			case <-t.C:
-				if p, err := readProc(srv.Pid()); err == nil {
-					out = append(out, mib(p.RSS))
+				if rss, err := servers.rss(); err == nil {
+					out = append(out, rss)
 				}
 			case <-stop:
 				done <- out
@@ -429,7 +450,9 @@ type Report struct {
 	BatchSize         int     `json:"batch_size"`
 	PlatformLatencyMs float64 `json:"platform_latency_ms"`
 	SyncWaitMs        float64 `json:"sync_wait_ms,omitempty"`
-	Workers           int     `json:"workers,omitempty"`
+	Workers           int     `json:"workers,omitempty"` // of each node that sends
+	Nodes             int     `json:"nodes,omitempty"`
+	WorkerNodes       int     `json:"worker_nodes,omitempty"`
 	Points            bool    `json:"points,omitempty"`
 
 	Requests         int64            `json:"requests"`   // answered in the measured time
@@ -560,7 +583,15 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.Server == "probe" {
 		fmt.Fprintln(w, "  the ceiling: one PostgreSQL INSERT (its own transaction) and one Redis LPUSH per request, answered by this process")
 	} else if r.Server != "url" {
-		fmt.Fprintf(w, "  server: %d workers, platform latency %s, batch size %d", r.Workers, fmtMs(r.PlatformLatencyMs), r.BatchSize)
+		switch {
+		case r.WorkerNodes > 0:
+			fmt.Fprintf(w, "  server: %d API nodes and %d worker nodes of %d workers", r.Nodes, r.WorkerNodes, r.Workers)
+		case r.Nodes > 1:
+			fmt.Fprintf(w, "  server: %d nodes of %d workers", r.Nodes, r.Workers)
+		default:
+			fmt.Fprintf(w, "  server: %d workers", r.Workers)
+		}
+		fmt.Fprintf(w, ", platform latency %s, batch size %d", fmtMs(r.PlatformLatencyMs), r.BatchSize)
 		if r.SyncWaitMs > 0 {
 			fmt.Fprintf(w, ", sync wait %s", fmtMs(r.SyncWaitMs))
 		}
@@ -595,6 +626,9 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  allocations  %.0f per request (%.0f bytes)", f.AllocsPerRequest, f.AllocBytesPerReq)
 		if f.AllocsPerDelivery > 0 {
 			fmt.Fprintf(w, ", %.0f per delivery", f.AllocsPerDelivery)
+		}
+		if r.WorkerNodes > 0 {
+			fmt.Fprint(w, ", of the API nodes (worker nodes serve no /metrics)")
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  memory       peak RSS %.1f MiB; RSS %.1f MiB at the start, %.1f MiB at the end; %d threads\n",

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -146,7 +147,7 @@ func TestOpenLoopCountsFromIntendedTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := newLoader(loadOptions{base: srv.URL, apiKey: "k", concurrency: 4, rate: rate, timeout: 10 * time.Second}, sc)
+		l := newLoader(loadOptions{bases: []string{srv.URL}, apiKey: "k", concurrency: 4, rate: rate, timeout: 10 * time.Second}, sc)
 		l.win.start.Store(time.Now().UnixNano())
 		l.start()
 		time.Sleep(time.Second)
@@ -165,5 +166,42 @@ func TestOpenLoopCountsFromIntendedTime(t *testing.T) {
 	}
 	if closed.ok == 0 || open.ok == 0 {
 		t.Errorf("ok answers: closed %d, open %d", closed.ok, open.ok)
+	}
+}
+
+// TestLoadSpreadsOverNodes: with the API bases of several nodes, the load
+// workers send to each in turn (worker i to the (i mod n)-th), so every
+// node gets its share.
+func TestLoadSpreadsOverNodes(t *testing.T) {
+	var counts [3]atomic.Int64
+	var urls []string
+	for i := range counts {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			counts[i].Add(1)
+			w.Write([]byte(`{"code":0,"message":"","data":{"status":"SUCCESS"}}`))
+		}))
+		defer srv.Close()
+		urls = append(urls, srv.URL+"/api")
+	}
+	tgt := target{key: "k", bots: []botTargets{{id: 1, targets: []int64{1}}}}
+	sc, err := newScenario(Single, "t", tgt, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLoader(loadOptions{bases: urls, apiKey: "k", concurrency: 6, rate: 300, timeout: 10 * time.Second}, sc)
+	l.win.start.Store(time.Now().UnixNano())
+	l.start()
+	time.Sleep(500 * time.Millisecond)
+	l.win.end.Store(time.Now().UnixNano())
+	l.halt(5 * time.Second)
+	if l.result().ok == 0 {
+		t.Fatal("no answer")
+	}
+	total := counts[0].Load() + counts[1].Load() + counts[2].Load()
+	for i := range counts {
+		// Open loop: each worker sends at the same rate, two per node.
+		if n := counts[i].Load(); n < total/6 {
+			t.Errorf("node %d got %d of %d requests, want about a third", i+1, n, total)
+		}
 	}
 }

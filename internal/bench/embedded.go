@@ -18,12 +18,13 @@ import (
 )
 
 // embedded is a run's own server: the fake platform, a fresh database,
-// the seeded account and the herald serve child process.
+// the seeded account and the herald serve (and herald worker) child
+// processes.
 type embedded struct {
 	kind     string
 	dir      string
 	platform *Platform
-	srv      *Server
+	nodes    nodes
 	target   target
 	cleanup  []func()
 }
@@ -140,10 +141,21 @@ func startEmbedded(ctx context.Context, cfg *Config, id string) (_ *embedded, er
 		e.cleanup = append(e.cleanup, func() { deleteNamespace(rurl, ns) })
 	}
 	args = append(args, cfg.ServerArgs...)
-	if e.srv, err = startServer(ctx, cfg.Bin, args, cfg.ServerEnv, filepath.Join(e.dir, "server.log")); err != nil {
-		return nil, err
+	for i := range cfg.Nodes + cfg.WorkerNodes {
+		nodeArgs, start := append([]string(nil), args...), startServer
+		switch {
+		case i >= cfg.Nodes:
+			start = startWorker
+		case cfg.WorkerNodes > 0:
+			nodeArgs = append(nodeArgs, "--workers", "0") // API only: the worker nodes send
+		}
+		srv, err := start(ctx, cfg.Bin, nodeArgs, cfg.ServerEnv, filepath.Join(e.dir, fmt.Sprintf("node%d.log", i+1)))
+		if err != nil {
+			return nil, err
+		}
+		e.nodes = append(e.nodes, srv)
 	}
-	e.cleanup = append(e.cleanup, func() { _ = e.srv.Stop(30 * time.Second) })
+	e.cleanup = append(e.cleanup, func() { e.nodes.stop(30 * time.Second) })
 	return e, nil
 }
 

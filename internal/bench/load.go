@@ -16,7 +16,7 @@ import (
 
 // loadOptions shape the load.
 type loadOptions struct {
-	base        string // the API's base URL, ending in /api
+	bases       []string // the API's base URLs, ending in /api: worker i sends to the (i mod n)-th (one per node)
 	apiKey      string
 	concurrency int
 	rate        float64 // requests per second in all; 0: each worker sends as soon as it is answered
@@ -71,7 +71,7 @@ type loader struct {
 	sc     *scenario
 	client *http.Client // for an https server; plain http uses raw
 	raw    []*httpConn  // per worker, for a plain-http server
-	path   string       // the base URL's path, for raw
+	path   string       // the base URLs' path, for raw (the same on every node)
 	auth   string       // the Authorization header's value
 	conns  connSet
 	win    window
@@ -101,17 +101,21 @@ func newLoader(opts loadOptions, sc *scenario) *loader {
 	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.auth = "Bearer " + opts.apiKey
-	if u, err := url.Parse(opts.base); err == nil && u.Scheme == "http" {
+	raw := make([]*httpConn, opts.concurrency+1) // the last one for send outside the workers
+	for i := range raw {
+		u, err := url.Parse(opts.bases[i%len(opts.bases)])
+		if err != nil || u.Scheme != "http" {
+			raw = nil
+			break
+		}
 		addr := u.Host
 		if u.Port() == "" {
 			addr = net.JoinHostPort(u.Hostname(), "80")
 		}
 		l.path = strings.TrimSuffix(u.EscapedPath(), "/")
-		l.raw = make([]*httpConn, opts.concurrency+1) // the last one for send outside the workers
-		for i := range l.raw {
-			l.raw[i] = &httpConn{addr: addr, host: u.Host, timeout: opts.timeout, conns: &l.conns}
-		}
+		raw[i] = &httpConn{addr: addr, host: u.Host, timeout: opts.timeout, conns: &l.conns}
 	}
+	l.raw = raw
 	return l
 }
 
@@ -213,7 +217,11 @@ func (l *loader) send(w int, r request, buf *bytes.Buffer) (int, []byte, error) 
 		}
 		return status, buf.Bytes(), err
 	}
-	req, err := http.NewRequestWithContext(l.ctx, http.MethodPost, l.opts.base+r.path, bytes.NewReader(r.body))
+	base := l.opts.bases[0]
+	if w >= 0 {
+		base = l.opts.bases[w%len(l.opts.bases)]
+	}
+	req, err := http.NewRequestWithContext(l.ctx, http.MethodPost, base+r.path, bytes.NewReader(r.body))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -106,7 +106,7 @@ func RunProbe(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := newLoader(loadOptions{base: "http://" + ln.Addr().String() + "/api", apiKey: c.Key, concurrency: c.Concurrency, rate: c.Rate, timeout: time.Minute}, sc)
+	l := newLoader(loadOptions{bases: []string{"http://" + ln.Addr().String() + "/api"}, apiKey: c.Key, concurrency: c.Concurrency, rate: c.Rate, timeout: time.Minute}, sc)
 	l.start()
 	if err := sleep(ctx, c.Warmup); err != nil {
 		l.halt(time.Second)

@@ -16,11 +16,13 @@ import (
 	"time"
 )
 
-// Server is an embedded herald serve child process: its CPU time, memory
-// and allocations are its own, apart from the load generator's.
+// Server is an embedded herald serve (or herald worker) child process:
+// its CPU time, memory and allocations are its own, apart from the load
+// generator's.
 type Server struct {
 	cmd *exec.Cmd
-	// URL is the API's base URL, ending in /api.
+	// URL is the API's base URL, ending in /api ("" for herald worker,
+	// which serves no HTTP).
 	URL string
 	// Root is the server's root URL (/metrics lives there).
 	Root string
@@ -37,11 +39,25 @@ type Server struct {
 // environment env (nil: this process's) with its log in logPath and waits
 // until it listens.
 func startServer(ctx context.Context, bin string, args, env []string, logPath string) (*Server, error) {
+	return startProcess(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), env, logPath)
+}
+
+// startWorker runs `bin worker args…` as startServer runs serve and waits
+// until it runs.
+func startWorker(ctx context.Context, bin string, args, env []string, logPath string) (*Server, error) {
+	return startProcess(ctx, bin, append([]string{"worker"}, args...), env, logPath)
+}
+
+// workerReady is the line herald worker prints once it works jobs.
+const workerReady = "herald worker running"
+
+func startProcess(ctx context.Context, bin string, args, env []string, logPath string) (*Server, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	name := "herald " + args[0]
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
@@ -71,23 +87,25 @@ func startServer(ctx context.Context, bin string, args, env []string, logPath st
 	}()
 	deadline := time.NewTimer(60 * time.Second)
 	defer deadline.Stop()
-	for s.URL == "" {
+	for ready := false; !ready; {
 		select {
 		case line, ok := <-lines:
 			if !ok {
 				<-s.done
-				return nil, fmt.Errorf("herald serve exited before listening (%v): %s", s.waitErr, s.logTail())
+				return nil, fmt.Errorf("%s exited before it was ready (%v): %s", name, s.waitErr, s.logTail())
 			}
+			ready = strings.HasPrefix(line, workerReady)
 			if u, ok := strings.CutPrefix(line, "herald pprof on "); ok {
 				s.Pprof = strings.TrimSpace(u)
 			}
 			if u, ok := strings.CutPrefix(line, "herald listening on "); ok {
 				s.URL = strings.TrimSpace(u)
 				s.Root = strings.TrimSuffix(s.URL, "/api")
+				ready = true
 			}
 		case <-deadline.C:
 			s.Kill()
-			return nil, fmt.Errorf("herald serve did not listen within 60 s: %s", s.logTail())
+			return nil, fmt.Errorf("%s was not ready within 60 s: %s", name, s.logTail())
 		case <-ctx.Done():
 			s.Kill()
 			return nil, ctx.Err()
@@ -121,7 +139,7 @@ func (s *Server) Stop(timeout time.Duration) error {
 		return nil
 	case <-time.After(timeout):
 		s.Kill()
-		return fmt.Errorf("herald serve did not stop within %s of SIGTERM", timeout)
+		return fmt.Errorf("%s did not stop within %s of SIGTERM", strings.Join(s.cmd.Args[:2], " "), timeout)
 	}
 }
 
@@ -208,11 +226,16 @@ func readProc(pid int) (procSample, error) {
 }
 
 // sample reads the server's /proc figures and its Go allocation counters
-// from /metrics (go_memstats_mallocs_total, go_memstats_alloc_bytes_total).
+// from /metrics (go_memstats_mallocs_total, go_memstats_alloc_bytes_total);
+// of a herald worker, which serves no /metrics, the /proc figures only.
 func (s *Server) sample(ctx context.Context) (procSample, error) {
 	p, err := readProc(s.Pid())
 	if err != nil {
 		return p, err
+	}
+	p.DBStatements, p.DBCommits, p.RedisCommands, p.RedisRoundTrips = -1, -1, -1, -1
+	if s.Root == "" {
+		return p, nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Root+"/metrics", nil)
 	if err != nil {
@@ -227,7 +250,6 @@ func (s *Server) sample(ctx context.Context) (procSample, error) {
 		return p, fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
 	var found int
-	p.DBStatements, p.DBCommits, p.RedisCommands, p.RedisRoundTrips = -1, -1, -1, -1
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
