@@ -38,6 +38,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&c.DB, "db", "", "embedded server: a new SQLite file, or a PostgreSQL URL in whose database the run makes (and drops) a schema of its own (default: a SQLite file in a temporary directory)")
 	fs.StringVar(&c.Redis, "redis", "", "embedded server: a Redis URL, with a PostgreSQL --db: the scale-out mode (in a namespace of the run's own, deleted at the end)")
 	fs.IntVar(&c.Workers, "workers", 0, "embedded server: jobs sent at once by each node that sends (0: concurrency × targets per request, more when the platform is slower than the sync wait)")
+	fs.BoolVar(&c.PGAsyncCommit, "pg-async-commit", false, "with a PostgreSQL --db: the nodes' sessions run with synchronous_commit off, a commit answered before it is on disk (NOT DURABLE: to see where the limit moves when the disk is not it; the report says so)")
 	fs.IntVar(&c.Nodes, "nodes", 1, "embedded server in the scale-out mode: herald serve nodes sharing the database and Redis, the load spread over them")
 	fs.IntVar(&c.WorkerNodes, "worker-nodes", 0, "embedded server in the scale-out mode: herald worker nodes; with any, the serve nodes are API only (--workers 0) and these send")
 	fs.DurationVar(&c.SyncWait, "sync-wait", 0, "embedded server: the synchronous wait (0: the server's default; 100ms for accept)")

@@ -64,6 +64,11 @@ type Config struct {
 	// Redis, with a PostgreSQL DB, runs the server in the scale-out mode
 	// (in a Redis namespace of the run's own, deleted at the end).
 	Redis string
+	// PGAsyncCommit runs the nodes' PostgreSQL sessions with
+	// synchronous_commit off: a commit is answered before its WAL is on
+	// disk (not durable; a bench option, to show where the limit moves
+	// when the disk is not it). The report says so.
+	PGAsyncCommit bool
 	// Nodes is the number of herald serve processes the load is spread
 	// over (default 1; more than one needs the scale-out mode: Redis and a
 	// PostgreSQL DB).
@@ -185,6 +190,9 @@ func (c *Config) defaults() error {
 	if c.WorkerNodes < 0 {
 		return errors.New("--worker-nodes cannot be negative")
 	}
+	if c.PGAsyncCommit && !storage.IsPostgres(c.DB) {
+		return errors.New("--pg-async-commit needs a PostgreSQL --db")
+	}
 	if (c.Nodes > 1 || c.WorkerNodes > 0) && c.Redis == "" {
 		return errors.New("--nodes above 1 and --worker-nodes need the scale-out mode: give --redis and a PostgreSQL --db, which the nodes share")
 	}
@@ -230,7 +238,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	var (
 		tgt      target
-		servers      nodes
+		servers  nodes
 		platform *Platform
 	)
 	if cfg.URL != "" {
@@ -247,7 +255,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Server = e.kind
 		rep.BatchSize = cfg.BatchSize
 		rep.Workers = cfg.Workers
-		rep.Nodes, rep.WorkerNodes = cfg.Nodes, cfg.WorkerNodes
+		rep.Nodes, rep.WorkerNodes, rep.PGAsyncCommit = cfg.Nodes, cfg.WorkerNodes, cfg.PGAsyncCommit
 		rep.SyncWaitMs = ms(cfg.SyncWait)
 		rep.Points = cfg.Points
 	}
@@ -453,6 +461,7 @@ type Report struct {
 	Workers           int     `json:"workers,omitempty"` // of each node that sends
 	Nodes             int     `json:"nodes,omitempty"`
 	WorkerNodes       int     `json:"worker_nodes,omitempty"`
+	PGAsyncCommit     bool    `json:"pg_async_commit,omitempty"` // PostgreSQL commits not durable
 	Points            bool    `json:"points,omitempty"`
 
 	Requests         int64            `json:"requests"`   // answered in the measured time
@@ -581,7 +590,11 @@ func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "herald bench: %s on %s, %d workers, %s, %.0fs measured after %.0fs warmup\n",
 		r.Scenario, r.Server, r.Concurrency, mode, r.DurationSec, r.WarmupSec)
 	if r.Server == "probe" {
-		fmt.Fprintln(w, "  the ceiling: one PostgreSQL INSERT (its own transaction) and one Redis LPUSH per request, answered by this process")
+		fmt.Fprint(w, "  the ceiling: one PostgreSQL INSERT (its own transaction) and one Redis LPUSH per request, answered by this process")
+		if r.PGAsyncCommit {
+			fmt.Fprint(w, ", synchronous_commit off (NOT DURABLE)")
+		}
+		fmt.Fprintln(w)
 	} else if r.Server != "url" {
 		switch {
 		case r.WorkerNodes > 0:
@@ -597,6 +610,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		if r.Points {
 			fmt.Fprint(w, ", points on")
+		}
+		if r.PGAsyncCommit {
+			fmt.Fprint(w, ", PostgreSQL synchronous_commit off (NOT DURABLE: a bench setting)")
 		}
 		fmt.Fprintln(w)
 	}

@@ -72,7 +72,7 @@ func startEmbedded(ctx context.Context, cfg *Config, id string) (_ *embedded, er
 	case storage.IsPostgres(db):
 		e.kind = "postgres"
 		schema := "herald_bench_" + id
-		if db, err = withSchema(ctx, db, schema); err != nil {
+		if db, err = withSchema(ctx, db, schema, cfg.PGAsyncCommit); err != nil {
 			return nil, err
 		}
 		base := cfg.DB
@@ -160,8 +160,10 @@ func startEmbedded(ctx context.Context, cfg *Config, id string) (_ *embedded, er
 }
 
 // withSchema creates schema in the PostgreSQL database of dsn and returns
-// dsn with the schema as its search path.
-func withSchema(ctx context.Context, dsn, schema string) (string, error) {
+// dsn with the schema as its search path and, with asyncCommit, with
+// synchronous_commit off for its sessions (a commit answered before its
+// WAL is flushed: not durable).
+func withSchema(ctx context.Context, dsn, schema string, asyncCommit bool) (string, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return "", errors.New("--db: the PostgreSQL URL cannot be parsed")
@@ -176,6 +178,9 @@ func withSchema(ctx context.Context, dsn, schema string) (string, error) {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	if asyncCommit {
+		q.Set("synchronous_commit", "off") // a run-time parameter of the session, as search_path
+	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

@@ -34,12 +34,13 @@ func RunProbe(ctx context.Context, cfg Config) (*Report, error) {
 	c.Scenario = Single
 	c.URL = "probe" // no embedded server
 	c.Key, c.Bot, c.Targets = "probe", 1, []int64{1}
+	c.Nodes, c.WorkerNodes = 1, 0 // the probe is one process, whatever the scenario ran on
 	if err := c.defaults(); err != nil {
 		return nil, err
 	}
 	id := runID()
 	schema := "herald_probe_" + id
-	dsn, err := withSchema(ctx, cfg.DB, schema)
+	dsn, err := withSchema(ctx, cfg.DB, schema, cfg.PGAsyncCommit)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func RunProbe(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer readings.close()
 	rep := &Report{
-		Scenario: "probe", Server: "probe", Concurrency: c.Concurrency, Rate: c.Rate,
+		Scenario: "probe", Server: "probe", Concurrency: c.Concurrency, Rate: c.Rate, PGAsyncCommit: c.PGAsyncCommit,
 		DurationSec: c.Duration.Seconds(), WarmupSec: c.Warmup.Seconds(), BatchSize: 1,
 	}
 	sc, err := newScenario(Single, "p"+id, target{key: c.Key, bots: []botTargets{{id: c.Bot, targets: c.Targets}}}, 1)
