@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -215,5 +216,32 @@ func TestBenchCosts(t *testing.T) {
 	within("send: Redis script calls", c.RedisScriptCalls, 3, 8)
 	for what, v := range map[string]*float64{"Herald CPU": c.HeraldCPUUs, "PostgreSQL CPU": c.PostgresCPUUs, "Redis CPU": c.RedisCPUUs, "probe PostgreSQL CPU": p.PostgresCPUUs} {
 		within(what+" (µs)", v, 1, 1e6)
+	}
+}
+
+// TestBenchNodesAddThroughput: nodes add throughput. Each node sends with
+// 8 workers to a platform that takes 100 ms, so one node carries at most
+// 80 sends a second; offered 120 a second (open loop), one node falls
+// behind and two carry it, sharing one PostgreSQL and one Redis. (The
+// bound is the nodes' workers, not the machine: BENCHMARKS.md has the
+// CPU-bound figures.)
+func TestBenchNodesAddThroughput(t *testing.T) {
+	db, rdb := testkit.PostgresURL(t), testkit.RedisURL(t)
+	const offered = 120.0
+	run := func(nodes int) bench.Report {
+		r := runBench(t, "--db", db, "--redis", rdb, "--nodes", strconv.Itoa(nodes), "--workers", "8",
+			"--platform-latency", "100ms", "--rate", strconv.Itoa(int(offered)), "--concurrency", "60",
+			"--duration", "3s", "--warmup", "1s")
+		if r.NotOK != 0 {
+			t.Fatalf("%d nodes: %d answers not ok (first problem: %s)\n%s", nodes, r.NotOK, r.FirstProblem, r.ServerLogTail)
+		}
+		t.Logf("%d nodes: %.0f deliveries/s of %.0f offered, p50 %.0f ms", nodes, r.DeliveriesPerSec, offered, r.Latency.P50)
+		return r
+	}
+	if one := run(1); one.DeliveriesPerSec > 0.75*offered {
+		t.Errorf("one node delivered %.0f/s, above what its 8 workers can (80/s): the bound of the test does not hold", one.DeliveriesPerSec)
+	}
+	if two := run(2); two.DeliveriesPerSec < 0.85*offered {
+		t.Errorf("two nodes delivered %.0f/s of the %.0f/s offered: the second node did not add its workers", two.DeliveriesPerSec, offered)
 	}
 }
