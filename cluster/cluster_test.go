@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/cluster"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
@@ -107,6 +108,71 @@ func TestNotifierAcrossNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		expect(t, onA, "j1")
+	})
+}
+
+// TestNotifierCarriesSettledRows: a settled job's row goes with its
+// notice to the node whose request waits for it, handed to the engine
+// before the waiter wakes, equal to the row sent; a node with no waiter
+// for a job is given no row for it; a notice without rows wakes waiters
+// as before.
+func TestNotifierCarriesSettledRows(t *testing.T) {
+	eachRedis(t, func(t *testing.T, addr string) {
+		ns := testkit.RandomName("n_")
+		a := notifier(t, node(t, addr), ns)
+		b := notifier(t, node(t, addr), ns)
+		c := notifier(t, node(t, addr), ns)
+		var mu sync.Mutex
+		got := map[string][]push.Job{}
+		for name, n := range map[string]*cluster.Notifier{"a": a, "b": b, "c": c} {
+			n.OnSettled(func(j push.Job) {
+				mu.Lock()
+				defer mu.Unlock()
+				got[name] = append(got[name], j)
+			})
+		}
+		at := time.Date(2026, 11, 25, 10, 0, 0, 123456789, time.UTC)
+		rows := []push.Job{
+			{ID: "j1", AccountID: 7, BotID: 3, TargetID: 9, Platform: "telegram", TargetType: push.TargetUser, State: push.StateSucceeded,
+				Cost: 1, Attempts: 1, PlatformIndex: "4711", IdempotencyKey: "k1", CreatedAt: at, UpdatedAt: at.Add(time.Second),
+				StartedAt: at.Add(time.Millisecond), FinishedAt: at.Add(time.Second), ExpiresAt: at.Add(time.Hour)},
+			{ID: "j2", AccountID: 7, BotID: 3, Platform: "telegram", State: push.StateFailed, Attempts: 2, Error: "telegram: chat not found (code 400)",
+				CreatedAt: at, UpdatedAt: at, FinishedAt: at},
+		}
+		onB, stopB := b.Subscribe([]string{"j1", "j2"})
+		defer stopB()
+		if err := a.NotifySettled(ctx, rows...); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"j1", "j2"} {
+			expect(t, onB, id)
+			mu.Lock()
+			n := len(got["b"])
+			mu.Unlock()
+			if n == 0 {
+				t.Fatalf("waiter of %s woken before its row was handed over", id)
+			}
+		}
+		mu.Lock()
+		if diff := cmp.Diff(rows, got["b"]); diff != "" {
+			t.Errorf("rows handed over on the waiting node (-sent +got):\n%s", diff)
+		}
+		if len(got["a"])+len(got["c"]) != 0 {
+			t.Errorf("rows handed over where no request waits: publisher %d, other node %d", len(got["a"]), len(got["c"]))
+		}
+		mu.Unlock()
+		// Ids alone still wake the waiters, with nothing handed over.
+		onB2, stopB2 := b.Subscribe([]string{"j3"})
+		defer stopB2()
+		if err := a.Notify(ctx, "j3"); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, onB2, "j3")
+		mu.Lock()
+		if n := len(got["b"]); n != 2 {
+			t.Errorf("%d rows handed over after a notice without rows, want the 2 before", n)
+		}
+		mu.Unlock()
 	})
 }
 

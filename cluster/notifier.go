@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -21,6 +24,13 @@ import (
 // waiters. A notice is a hint (the waiter reads the job from the store and
 // the engine polls as well), so a notice lost while Redis is away costs
 // time, never correctness.
+//
+// NotifySettled publishes the settled jobs' rows with their ids (see
+// push.SettledNotifier): a node with a waiter for one of them hands the
+// row to its engine before it wakes the waiter, which then answers without
+// reading the store. A message is its publisher, the ids, and on a second
+// line the rows as a JSON array; a node decodes the rows only when it has
+// a waiter for one of the ids.
 type Notifier struct {
 	rdb     redis.UniversalClient
 	channel string
@@ -39,10 +49,13 @@ type Notifier struct {
 	mu         sync.Mutex
 	publishing bool
 	pending    []string
+	rows       []push.Job // the pending notices' rows, of those that carry one
 	waiting    []chan error
+
+	onSettled atomic.Pointer[func(push.Job)] // set by the engine (push.New)
 }
 
-var _ push.Notifier = (*Notifier)(nil)
+var _ push.SettledNotifier = (*Notifier)(nil)
 
 // NotifierOptions configure a Notifier.
 type NotifierOptions struct {
@@ -88,12 +101,49 @@ func NewNotifier(ctx context.Context, rdb redis.UniversalClient, opts NotifierOp
 func (n *Notifier) listen() {
 	defer close(n.done)
 	for msg := range n.pubsub.Channel(redis.WithChannelHealthCheckInterval(5 * time.Second)) {
-		node, ids, ok := strings.Cut(msg.Payload, " ")
+		head, rows, _ := strings.Cut(msg.Payload, "\n")
+		node, list, ok := strings.Cut(head, " ")
 		if !ok || node == n.node {
 			continue
 		}
-		_ = n.local.Notify(context.Background(), strings.Fields(ids)...)
+		ids := strings.Fields(list)
+		if fn := n.onSettled.Load(); rows != "" && fn != nil && slices.ContainsFunc(ids, n.local.Waiting) {
+			n.handOver(rows, *fn)
+		}
+		_ = n.local.Notify(context.Background(), ids...)
 	}
+}
+
+// handOver gives the engine the rows of a notice whose jobs a waiter of
+// this process waits for. Rows that cannot be read are left out: their
+// waiters read the store, as for a notice without rows.
+func (n *Notifier) handOver(rows string, onSettled func(push.Job)) {
+	var jobs []push.Job
+	if err := json.Unmarshal([]byte(rows), &jobs); err != nil {
+		n.log.Warn("completion notices: rows that cannot be read; their waiters read the store", "err", err)
+		return
+	}
+	for _, j := range jobs {
+		if n.local.Waiting(j.ID) {
+			onSettled(j)
+		}
+	}
+}
+
+// OnSettled implements push.SettledNotifier (push.New sets it).
+func (n *Notifier) OnSettled(fn func(push.Job)) { n.onSettled.Store(&fn) }
+
+// NotifySettled implements push.SettledNotifier: Notify, with the jobs'
+// rows carried to the other nodes.
+func (n *Notifier) NotifySettled(ctx context.Context, jobs ...push.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	return n.notify(ctx, ids, jobs)
 }
 
 // publishTimeout bounds one publication.
@@ -106,10 +156,15 @@ func (n *Notifier) Notify(ctx context.Context, jobIDs ...string) error {
 	if len(jobIDs) == 0 {
 		return nil
 	}
+	return n.notify(ctx, jobIDs, nil)
+}
+
+func (n *Notifier) notify(ctx context.Context, jobIDs []string, rows []push.Job) error {
 	_ = n.local.Notify(ctx, jobIDs...)
 	done := make(chan error, 1)
 	n.mu.Lock()
 	n.pending = append(n.pending, jobIDs...)
+	n.rows = append(n.rows, rows...)
 	n.waiting = append(n.waiting, done)
 	if !n.publishing {
 		n.publishing = true
@@ -130,8 +185,8 @@ func (n *Notifier) publish() {
 	var payload strings.Builder
 	for {
 		n.mu.Lock()
-		ids, waiting := n.pending, n.waiting
-		n.pending, n.waiting = nil, nil
+		ids, rows, waiting := n.pending, n.rows, n.waiting
+		n.pending, n.rows, n.waiting = nil, nil, nil
 		if len(ids) == 0 {
 			n.publishing = false
 			n.mu.Unlock()
@@ -143,6 +198,12 @@ func (n *Notifier) publish() {
 		for _, id := range ids {
 			payload.WriteByte(' ')
 			payload.WriteString(id)
+		}
+		if len(rows) > 0 {
+			payload.WriteByte('\n')
+			if err := json.NewEncoder(&payload).Encode(rows); err != nil {
+				n.log.Warn("completion notices: rows left out", "err", err) // the waiters read the store
+			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 		err := n.rdb.Publish(ctx, n.channel, payload.String()).Err()

@@ -173,6 +173,9 @@ func New(opts Options) (*Engine, error) {
 	if e.notifier == nil {
 		e.notifier = NewLocalNotifier()
 	}
+	if sn, ok := e.notifier.(SettledNotifier); ok {
+		sn.OnSettled(e.handoff.put) // kept only for a request of this process that waits
+	}
 	if e.limiter == nil {
 		e.limiter = NewLocalRateLimiter(e.clock)
 	}
@@ -574,6 +577,20 @@ func (e *Engine) settle(ctx context.Context, tx Tx, ev *txEvents, j Job, to Stat
 
 func (e *Engine) notify(ctx context.Context, ids ...string) {
 	if err := e.notifier.Notify(context.WithoutCancel(ctx), ids...); err != nil {
+		e.log.Warn("completion notice failed; waiters will poll", "err", err)
+	}
+}
+
+// notifySettled announces the settled job j, with its row where the
+// notifier carries rows (see SettledNotifier).
+func (e *Engine) notifySettled(ctx context.Context, j Job) {
+	sn, ok := e.notifier.(SettledNotifier)
+	if !ok {
+		e.notify(ctx, j.ID)
+		return
+	}
+	j.Message = Message{}
+	if err := sn.NotifySettled(context.WithoutCancel(ctx), j); err != nil {
 		e.log.Warn("completion notice failed; waiters will poll", "err", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/fake"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 )
@@ -85,5 +86,61 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
+	}
+}
+
+// TestWaiterOnAnotherNodeAnswersFromTheNotice: on the scale-out backend,
+// a request waiting on an API node for a job that another node's worker
+// sent is answered from the settled row the completion notice carries,
+// with no read of the store after its own accept (on one node the row is
+// handed over in memory; see TestCanceledWhileItsRequestWaitsIsNotSent).
+func TestWaiterOnAnotherNodeAnswersFromTheNotice(t *testing.T) {
+	if testkit.DefaultBackend(t) != testkit.ScaleOut {
+		t.Skip("two nodes need the scale-out backend (HERALD_TEST_BACKEND=scaleout, run by scripts/test)")
+	}
+	db := t.TempDir() + "/herald.db"
+	tg := fake.NewTelegram(t)
+	api := testkit.New(t, testkit.WithDB(db), testkit.WithTelegram(tg), testkit.WithoutStart(),
+		testkit.WithLimits(push.Limits{SyncWait: 20 * time.Second}))
+	testkit.New(t, testkit.WithDB(db), testkit.WithTelegram(tg))
+	f := api.Seed(t)
+	if res, err := send(t, api, f, "", "first: the bot and target read once"); err != nil || res.Jobs[0].State != push.StateSucceeded {
+		t.Fatalf("%+v %v", res, err)
+	}
+	statements := func() int64 {
+		n, ok := api.Store.Statements()
+		if !ok {
+			t.Fatal("the store counts no statements")
+		}
+		return n
+	}
+	tg.Block()
+	defer tg.Unblock()
+	before := tg.Requests()
+	type answer struct {
+		res push.Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := send(nil, api, f, "", "second")
+		done <- answer{res, err}
+	}()
+	waitUntil(t, "the other node's worker calls the platform", func() bool { return tg.Requests() > before })
+	accepted := statements() // the request's accept is committed: it waits now
+	tg.Unblock()
+	a := <-done
+	if a.err != nil || a.res.Jobs[0].State != push.StateSucceeded || a.res.Jobs[0].PlatformIndex == "" || a.res.Jobs[0].Message.Content != "second" {
+		t.Fatalf("answer %+v, %v: want the job succeeded with its platform index and message", a.res, a.err)
+	}
+	if n := statements() - accepted; n != 0 {
+		t.Errorf("the waiting request sent %d statements after its accept, want none: the notice's row was not used", n)
+	}
+	stored, err := api.Store.Job(ctx, a.res.Jobs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stored, a.res.Jobs[0]); diff != "" {
+		t.Errorf("the answer differs from the stored job (-stored +answer):\n%s", diff)
 	}
 }

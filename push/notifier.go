@@ -16,6 +16,21 @@ type Notifier interface {
 	Subscribe(jobIDs []string) (<-chan string, func())
 }
 
+// SettledNotifier is a Notifier whose notices can carry the settled jobs
+// to the waiters of other processes, so that a waiter woken by one answers
+// without reading the job from the store. A carried job is as the
+// transaction that settled it committed it, without its Message (which
+// never changes, and which the waiter has).
+type SettledNotifier interface {
+	Notifier
+	// NotifySettled announces that the jobs have settled, with their rows.
+	NotifySettled(ctx context.Context, jobs ...Job) error
+	// OnSettled sets the function given each job carried by the notices
+	// of other processes that a waiter of this process waits for, before
+	// the waiter is woken.
+	OnSettled(fn func(Job))
+}
+
 // LocalNotifier is the in-process Notifier: it reaches waiters in the same
 // process only.
 type LocalNotifier struct {
@@ -50,6 +65,13 @@ func (n *LocalNotifier) Notify(_ context.Context, jobIDs ...string) error {
 		}
 	}
 	return nil
+}
+
+// Waiting reports whether a waiter subscribed to the job.
+func (n *LocalNotifier) Waiting(jobID string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.subs[jobID]) > 0
 }
 
 // Subscribe implements Notifier.

@@ -575,14 +575,19 @@ func (e *Engine) await(ctx context.Context, notices <-chan string, jobs []Job, u
 	poll := time.NewTicker(time.Second)
 	defer poll.Stop()
 	refresh := func(id string) error {
+		i := pending[id]
 		j, ok := e.handoff.take(id)
-		if !ok {
+		if ok {
+			// Handed over by this process's worker or carried by another
+			// process's notice, which leaves the message out: it never
+			// changes, and the waiter has it.
+			j.Message = jobs[i].Message
+		} else {
 			var err error
 			if j, err = e.store.Job(ctx, id); err != nil {
 				return err
 			}
 		}
-		i := pending[id]
 		jobs[i] = j
 		if j.State.Settled() {
 			delete(pending, id)

@@ -341,8 +341,10 @@ func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr e
 		}
 	}
 	now := e.clock.Now()
+	var settled Job
 	err := e.recordOutcome(ctx, job, func(ctx context.Context, tx Tx, ev *txEvents) error {
-		_, err := e.settle(ctx, tx, ev, job, to, msg, receipt.PlatformIndex, now)
+		var err error
+		settled, err = e.settle(ctx, tx, ev, job, to, msg, receipt.PlatformIndex, now)
 		return err
 	})
 	if err != nil {
@@ -360,7 +362,7 @@ func (e *Engine) finish(ctx context.Context, job Job, receipt Receipt, sendErr e
 	default:
 		e.log.Debug("job settled", "job", job.ID, "platform", job.Platform, "state", to)
 	}
-	e.notify(ctx, job.ID)
+	e.notifySettled(ctx, settled)
 	return nil
 }
 
