@@ -14,7 +14,7 @@ import (
 )
 
 // TestUpdateIsolatesEachTransaction: many concurrent Updates, committed
-// together on SQLite (a savepoint each), some failing after they wrote:
+// together (a savepoint each), some failing after they wrote:
 // a failed one leaves nothing behind, the others are all there, and the
 // balance and ledger count exactly the successful charges.
 func TestUpdateIsolatesEachTransaction(t *testing.T) {
