@@ -128,7 +128,11 @@ func sendOthers(t *testing.T, h *testkit.Herald, f testkit.Fixture, n int) []tim
 // platform refuses connections, leave every worker free for another
 // account, whose sends arrive within the usual latency.
 func TestDeadBotsDoNotStallOtherAccounts(t *testing.T) {
-	h := testkit.New(t, testkit.WithLimits(push.Limits{SyncWait: 10 * time.Millisecond, SendWindow: 5 * time.Minute}))
+	// The server's default of 8 workers: with 4, the 150 dead jobs'
+	// first calls and parks, each a transaction, kept a race-enabled
+	// scale-out run on a loaded machine near the bound below.
+	h := testkit.New(t, testkit.WithWorkers(8),
+		testkit.WithLimits(push.Limits{SyncWait: 10 * time.Millisecond, SendWindow: 5 * time.Minute}))
 	f := h.Seed(t)
 	throttled := fake.NewTelegram(t)
 	throttled429(throttled, 1000, 60)

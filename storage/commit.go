@@ -34,9 +34,16 @@ import (
 // functions are written to be run more than once (PostgreSQL runs a
 // transaction again after a serialization failure, too).
 
-// maxBatch bounds the transactions committed together, so that one batch
-// cannot keep its first caller waiting for long.
-const maxBatch = 128
+// sqliteBatch and pgBatch bound the transactions committed together, so
+// that one batch cannot keep its first caller, or a caller that comes
+// while it runs, waiting for long: on SQLite a statement is a call into
+// the process, on PostgreSQL a round trip, so a batch there is smaller (a
+// burst of 150 jobs' claims and parks in batches of 128 kept another
+// account's send waiting most of a second on a loaded machine).
+const (
+	sqliteBatch = 128
+	pgBatch     = 32
+)
 
 // calmGroups is how many batches in a row must commit with no function
 // failing before batches run without savepoints.
@@ -51,8 +58,9 @@ type txRequest struct {
 
 // committer runs the store's write transactions in batches.
 type committer struct {
-	s    *Store
-	reqs chan *txRequest
+	s        *Store
+	maxBatch int // the most transactions committed together
+	reqs     chan *txRequest
 
 	mu      sync.RWMutex
 	closed  bool
@@ -70,8 +78,8 @@ type committer struct {
 // one where the database has one writer (SQLite), more where it runs
 // transactions side by side (PostgreSQL), so that a batch's round trips
 // overlap with another's commit.
-func newCommitter(s *Store, loops int) *committer {
-	c := &committer{s: s, reqs: make(chan *txRequest, 4*maxBatch), stopped: make(chan struct{})}
+func newCommitter(s *Store, loops, maxBatch int) *committer {
+	c := &committer{s: s, maxBatch: maxBatch, reqs: make(chan *txRequest, 4*maxBatch), stopped: make(chan struct{})}
 	var running sync.WaitGroup
 	for range max(loops, 1) {
 		running.Add(1)
@@ -157,7 +165,7 @@ func (c *committer) close() {
 }
 
 func (c *committer) loop() {
-	batch := make([]*txRequest, 0, maxBatch)
+	batch := make([]*txRequest, 0, c.maxBatch)
 	for first := range c.reqs {
 		batch = append(batch[:0], first)
 		// Let the goroutines that are ready to submit do so first: on a
@@ -166,7 +174,7 @@ func (c *committer) loop() {
 		// microseconds of waiting.
 		runtime.Gosched()
 	more:
-		for len(batch) < maxBatch {
+		for len(batch) < c.maxBatch {
 			select {
 			case r, ok := <-c.reqs:
 				if !ok {

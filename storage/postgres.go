@@ -191,6 +191,6 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	}
 	s := newStore(db, db, d, db.Close)
 	s.statements = counter
-	s.groupCommit(pgBatches(maxConns))
+	s.groupCommit(pgBatches(maxConns), pgBatch)
 	return s, nil
 }

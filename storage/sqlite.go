@@ -150,6 +150,6 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		cp := startCheckpointer(r.DB, checkpointEvery)
 		s = newStore(w, r, sqliteDialect(), func() error { cp.stop(); return nil }, r.Close, w.Close)
 	}
-	s.groupCommit(1)
+	s.groupCommit(1, sqliteBatch)
 	return s, nil
 }

@@ -86,8 +86,8 @@ func newStore(w, r *bun.DB, d dialect, closers ...func() error) *Store {
 
 // groupCommit makes the store commit the write transactions of
 // concurrent callers together (see committer), with up to loops batches
-// under way at once.
-func (s *Store) groupCommit(loops int) { s.commit = newCommitter(s, loops) }
+// of at most maxBatch transactions under way at once.
+func (s *Store) groupCommit(loops, maxBatch int) { s.commit = newCommitter(s, loops, maxBatch) }
 
 // Update implements push.Store: fn runs in one read-write transaction.
 // The transactions of concurrent callers are committed together, each fn
