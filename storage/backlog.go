@@ -307,8 +307,12 @@ func (b *backlogBatch) release(botID int64, n int) {
 }
 
 // keep adds the running transaction's changes to the batch's (it
-// succeeded); drop forgets them (it failed and was rolled back).
+// succeeded); drop forgets them (it failed and was rolled back). Both do
+// nothing on a nil batch (the transaction counts its own).
 func (b *backlogBatch) keep() {
+	if b == nil {
+		return
+	}
 	for id, d := range b.pending {
 		k := b.kept[id]
 		if k == nil {
@@ -322,18 +326,9 @@ func (b *backlogBatch) keep() {
 	clear(b.pending)
 }
 
-func (b *backlogBatch) drop() { clear(b.pending) }
-
-// keepIf and dropIf are keep and drop on a batch that may be nil.
-func (b *backlogBatch) keepIf() {
+func (b *backlogBatch) drop() {
 	if b != nil {
-		b.keep()
-	}
-}
-
-func (b *backlogBatch) dropIf() {
-	if b != nil {
-		b.drop()
+		clear(b.pending)
 	}
 }
 

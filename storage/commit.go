@@ -241,6 +241,19 @@ func (c *committer) commit(batch []*txRequest) {
 	}
 }
 
+// keepDeferred keeps the deferred changes (backlog counts, job moves) of
+// the transaction that just succeeded in the batch, to be written at its
+// end; dropDeferred forgets those of one that failed.
+func (q queries) keepDeferred() {
+	q.backlog.keep()
+	q.moves.keep()
+}
+
+func (q queries) dropDeferred() {
+	q.backlog.drop()
+	q.moves.drop()
+}
+
 // retryAlone is the result of a batched transaction that the database
 // aborted to break a conflict: it runs again on its own.
 type retryAlone struct{ err error }
@@ -344,8 +357,7 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 				}
 				return nil, false, nil
 			}
-			q.backlog.keepIf()
-			q.moves.keep()
+			q.keepDeferred()
 			continue
 		}
 		if _, err := q.exec(bg, "SAVEPOINT herald_tx"); err != nil {
@@ -364,15 +376,13 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 				_ = tx.Rollback()
 				return nil, false, err
 			}
-			q.backlog.dropIf()
-			q.moves.drop()
+			q.dropDeferred()
 			results[i] = c.s.dialect.classify(ferr)
 			if c.s.dialect.isRetryable != nil && c.s.dialect.isRetryable(ferr) {
 				results[i] = retryAlone{results[i]}
 			}
 		} else {
-			q.backlog.keepIf()
-			q.moves.keep()
+			q.keepDeferred()
 		}
 		if _, err := q.exec(bg, "RELEASE SAVEPOINT herald_tx"); err != nil {
 			_ = tx.Rollback()
