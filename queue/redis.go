@@ -16,15 +16,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// taskType is the asynq task type of a job id.
+// taskType is the asynq task type of one job id (see batch.go for
+// several).
 const taskType = "herald:job"
 
 // Redis is the scale-out push.Queue: job ids are asynq tasks in Redis,
 // worked by the workers of every node that runs them.
 //
-// The job id is the task's TaskID, so enqueueing an id that is already
-// waiting is harmless (asynq refuses the second copy); asynq's Unique
-// option is never used. A finished task is deleted at once (unless
+// An id enqueued alone is a task whose TaskID is the id, so enqueueing an
+// id that is already waiting is harmless (asynq refuses the second copy);
+// asynq's Unique option is never used. Ids enqueued together, or by
+// calls that overlap in time, travel as one task (batch.go), reserved so
+// that no id is ever in two tasks at once. A finished task is deleted at once (unless
 // RedisOptions.Retention keeps it): nothing reads it, and keeping it
 // costs Redis a write and memory per job. asynq delivers at least once: a task whose worker died is handed to
 // another worker after its lease expires, and the engine makes a job it
@@ -45,6 +48,8 @@ type Redis struct {
 	ctx     context.Context // the handlers' base context, canceled when Stop gives up waiting
 	cancel  context.CancelFunc
 	busy    inflight
+	slots   chan struct{} // one per job being worked, Workers in all
+	co      coalescer
 }
 
 // RedisOptions configure a Redis queue. Zero fields take the defaults.
@@ -138,23 +143,28 @@ func (q *Redis) Namespace() string { return q.opts.Namespace }
 // error is Unavailable; the jobs stay queued in the store for the
 // reconciler.
 func (q *Redis) Enqueue(ctx context.Context, ids ...string) error {
-	for _, id := range ids {
-		if err := q.enqueue(ctx, id); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return &push.Error{Kind: push.Unavailable, Reason: "queue_unavailable", RetryAfter: 5 * time.Second,
-				Message: "the queue cannot be reached; the jobs are stored and will be enqueued again", Err: err}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := q.submit(ctx, ids); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
+		return &push.Error{Kind: push.Unavailable, Reason: "queue_unavailable", RetryAfter: 5 * time.Second,
+			Message: "the queue cannot be reached; the jobs are stored and will be enqueued again", Err: err}
 	}
 	return nil
 }
 
-func (q *Redis) enqueue(ctx context.Context, id string) error {
+// enqueue writes id as a task of its own, due after a wait.
+func (q *Redis) enqueue(ctx context.Context, id string, after time.Duration) error {
+	opts := []asynq.Option{asynq.TaskID(id), asynq.Queue(q.opts.Namespace), asynq.MaxRetry(q.opts.MaxRetry),
+		asynq.Timeout(q.opts.Timeout), asynq.Retention(q.opts.Retention)}
+	if after > 0 {
+		opts = append(opts, asynq.ProcessIn(after))
+	}
 	for attempt := 0; ; attempt++ {
-		_, err := q.client.EnqueueContext(ctx, asynq.NewTask(taskType, []byte(id)),
-			asynq.TaskID(id), asynq.Queue(q.opts.Namespace), asynq.MaxRetry(q.opts.MaxRetry),
-			asynq.Timeout(q.opts.Timeout), asynq.Retention(q.opts.Retention))
+		_, err := q.client.EnqueueContext(ctx, asynq.NewTask(taskType, []byte(id)), opts...)
 		if !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
 			return err
 		}
@@ -195,7 +205,10 @@ func (q *Redis) Len(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("queue: inspect %s: %w", q.opts.Namespace, err)
 	}
-	return info.Pending, nil
+	if info.Pending == 0 {
+		return 0, nil
+	}
+	return q.pendingIDs()
 }
 
 // Start implements push.Queue. With no workers it only records the
@@ -211,6 +224,7 @@ func (q *Redis) Start(h push.Handler) error {
 	if q.opts.Workers == 0 {
 		return nil
 	}
+	q.slots = make(chan struct{}, q.opts.Workers)
 	srv := asynq.NewServerFromRedisClient(q.rdb, asynq.Config{
 		Concurrency:              q.opts.Workers,
 		Queues:                   map[string]int{q.opts.Namespace: 1},
@@ -235,11 +249,24 @@ func (q *Redis) Start(h push.Handler) error {
 	return nil
 }
 
-// process runs the engine's handler on one task.
+// process works one task: a job id, or a batch of them.
 func (q *Redis) process(ctx context.Context, t *asynq.Task) error {
 	q.busy.add()
 	defer q.busy.done()
-	id := string(t.Payload())
+	if t.Type() == batchType {
+		return q.processBatch(ctx, t)
+	}
+	select {
+	case q.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-q.slots }()
+	return q.run(ctx, string(t.Payload()))
+}
+
+// run calls the engine's handler on one id.
+func (q *Redis) run(ctx context.Context, id string) error {
 	err := q.handler(ctx, id)
 	if err == nil {
 		return nil

@@ -251,28 +251,62 @@ func TestScaleOutCluster(t *testing.T) {
 }
 
 // TestScaleOutWorkerKilled: a worker killed with SIGKILL in the middle of a
-// send leaves its job running; asynq hands the task to another worker once
-// the dead worker's lease has run out (about a minute), and that worker
-// makes the job uncertain without sending it again. The other jobs are
-// delivered once.
+// send leaves its job running; asynq hands the task (here a batch of three
+// jobs, the other two of which the worker had handed back) to another
+// worker once the dead worker's lease has run out (about a minute), and
+// that worker makes the job uncertain without sending it again. The other
+// jobs are delivered once.
 func TestScaleOutWorkerKilled(t *testing.T) {
 	t.Parallel()
 	pg := testkit.PostgresURL(t)
 	c := newScaleOut(t, pg, pg, testkit.RedisURL(t))
 	a := c.api(t, "--sync-wait", "300ms")
 	w1 := c.worker(t, "--workers", "1")
-	c.tg.Block()
-	r := c.sendVia(t, a.URL, c.key, "doomed", "")
-	if r.Status != http.StatusAccepted {
-		t.Fatalf("send: %d %s", r.Status, r.Body)
+	// The doomed send is a batch to three chats: its three jobs are one
+	// task in Redis; the worker, with one slot, sends one and hands the
+	// other two back to the queue as tasks of their own.
+	targets := []int{atoi(c.target)}
+	for _, chat := range []string{"778", "779"} {
+		c.tg.AddChat(chat)
+		tr := testkit.MustAdmin(t, heraldBin, c.env, "target", "bind", "--bot", c.bot, "--type", "user", "--address", chat)
+		targets = append(targets, int(tr["id"].(float64)))
 	}
-	doomed := data(r)["jobId"].(string)
-	<-c.tg.Arrived() // the worker is sending it
+	c.tg.Block()
+	r := testkit.Call(t, a.URL, "POST", "/openapi/batch-send", c.key,
+		map[string]any{"bot_id": atoi(c.bot), "target_ids": targets, "content": "doomed"})
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("batch send: %d %s", r.Status, r.Body)
+	}
+	var batch []string
+	for _, it := range data(r)["results"].([]any) {
+		if id, ok := it.(map[string]any)["jobId"].(string); ok {
+			batch = append(batch, id)
+		}
+	}
+	if len(batch) != 3 {
+		t.Fatalf("batch send answered %s, want three unfinished jobs", r.Body)
+	}
+	<-c.tg.Arrived() // the worker is sending one of them
 	w1.Kill()
 	killed := time.Now()
 	unblockWhenAbandoned(t, c.tg)
 
 	c.worker(t, "--workers", "2")
+	// The two jobs the killed worker handed back are sent by the new one;
+	// the one it was sending stays running until its batch comes back.
+	var doomed string
+	for deadline := time.Now().Add(10 * time.Second); doomed == ""; time.Sleep(50 * time.Millisecond) {
+		states := map[push.State][]string{}
+		for _, id := range batch {
+			j, _ := c.store.Job(context.Background(), id)
+			states[j.State] = append(states[j.State], id)
+		}
+		if len(states[push.StateSucceeded]) == 2 && len(states[push.StateRunning]) == 1 {
+			doomed = states[push.StateRunning][0]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the batch's jobs by state: %v; want two succeeded and one running", states)
+		}
+	}
 	var others []string
 	for i := 0; i < 3; i++ {
 		r := c.sendVia(t, a.URL, c.key, fmt.Sprintf("after %d", i), "")
@@ -300,10 +334,10 @@ func TestScaleOutWorkerKilled(t *testing.T) {
 	}
 	t.Logf("the killed worker's job became uncertain %s after the kill", time.Since(killed).Round(time.Second))
 	time.Sleep(500 * time.Millisecond)
-	if n := c.tg.Requests(); n != 4 {
-		t.Fatalf("platform saw %d send requests, want 4 (the doomed one once, three others)", n)
+	if n := c.tg.Requests(); n != 6 {
+		t.Fatalf("platform saw %d send requests, want 6 (the doomed one once, the batch's two others, three more)", n)
 	}
-	want := map[string]int{"after 0": 1, "after 1": 1, "after 2": 1}
+	want := map[string]int{"doomed": 2, "after 0": 1, "after 1": 1, "after 2": 1}
 	if diff := cmp.Diff(want, texts(c.tg)); diff != "" {
 		t.Fatalf("platform accepted (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,335 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heraldpush/herald/push"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// Job ids enqueued together (by one call, or by calls that overlap in
+// time) travel as one asynq task: asynq's enqueue, dequeue and completion
+// scripts run once for them all instead of once per id, which is most of
+// the Redis work of a send. An id enqueued alone is a task of its own
+// whose TaskID is the id, as before.
+//
+// A batch must never run an id that a task of its own also runs (the
+// second would find the job running and make it uncertain). So a batch
+// first reserves its ids in a hash of the namespace (id → batch), refused
+// if any of them is reserved already or has a task of its own; an id
+// enqueued alone is left alone while a live batch holds it. The batch
+// releases its ids when it finishes. Whatever a batch cannot finish on its
+// first run (a deferral, a failure, an id for which every worker was busy,
+// or the whole batch when a dead worker's lease ran out) goes back as a
+// task of its own, where the engine decides on it as on any delivery.
+const (
+	// batchType is the asynq task type of several job ids.
+	batchType = "herald:jobs"
+	// maxBatch is the most ids one task carries.
+	maxBatch = 64
+	// flushTimeout bounds one write of enqueued ids to Redis; callers stop
+	// waiting for it at their own deadline.
+	flushTimeout = 10 * time.Second
+	// reserveGrace is how long an id reserved for a batch that Redis does
+	// not hold is still taken for its (its enqueue may be under way).
+	reserveGrace = time.Minute
+)
+
+// reserveScript reserves ids for a batch, atomically: KEYS[1] is the
+// namespace's reservations hash, KEYS[2..] the asynq task keys of the ids,
+// ARGV[1] the reservation's value, ARGV[2..] the ids. It returns 1 when
+// every id was free (and is now reserved), 0 when any was not (and none
+// is reserved).
+var reserveScript = redis.NewScript(`
+local held = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
+for _, h in ipairs(held) do
+  if h then return 0 end
+end
+if redis.call('EXISTS', unpack(KEYS, 2)) > 0 then return 0 end
+local kv = {}
+for i = 2, #ARGV do
+  kv[#kv + 1] = ARGV[i]
+  kv[#kv + 1] = ARGV[1]
+end
+redis.call('HSET', KEYS[1], unpack(kv))
+return 1
+`)
+
+// reservations is the key of the hash of ids reserved for batches, in the
+// namespace's hash slot.
+func (q *Redis) reservations() string { return "herald:{" + q.opts.Namespace + "}:batched" }
+
+// taskKey is asynq's key of the task whose TaskID is id.
+func (q *Redis) taskKey(id string) string { return "asynq:{" + q.opts.Namespace + "}:t:" + id }
+
+// enqueueCall is one Enqueue waiting for its ids to be written.
+type enqueueCall struct {
+	ids  []string
+	done chan error
+}
+
+// coalescer gathers the ids of Enqueue calls that overlap in time: while
+// one write is under way, the calls that arrive wait and go out together
+// in the next.
+type coalescer struct {
+	mu      sync.Mutex
+	pending []*enqueueCall
+	running bool
+}
+
+// submit hands ids to the write loop and waits for their write or ctx.
+func (q *Redis) submit(ctx context.Context, ids []string) error {
+	c := &enqueueCall{ids: ids, done: make(chan error, 1)}
+	q.co.mu.Lock()
+	q.co.pending = append(q.co.pending, c)
+	if !q.co.running {
+		q.co.running = true
+		go q.flushLoop()
+	}
+	q.co.mu.Unlock()
+	select {
+	case err := <-c.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// flushLoop writes the waiting calls' ids until none wait.
+func (q *Redis) flushLoop() {
+	for {
+		// Calls made at the same moment (the requests of one group
+		// commit, woken together) join the write when it yields once.
+		runtime.Gosched()
+		q.co.mu.Lock()
+		calls := q.co.pending
+		q.co.pending = nil
+		if len(calls) == 0 {
+			q.co.running = false
+			q.co.mu.Unlock()
+			return
+		}
+		q.co.mu.Unlock()
+		var ids []string
+		for _, c := range calls {
+			ids = append(ids, c.ids...)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+		err := q.put(ctx, ids)
+		cancel()
+		for _, c := range calls {
+			c.done <- err
+		}
+	}
+}
+
+// put writes ids to Redis: one alone as a task of its own, more in
+// batches of at most maxBatch.
+func (q *Redis) put(ctx context.Context, ids []string) error {
+	seen := make(map[string]bool, len(ids))
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+		dup := seen[id]
+		seen[id] = true
+		return dup
+	})
+	for chunk := range slices.Chunk(ids, maxBatch) {
+		var err error
+		if len(chunk) == 1 {
+			err = q.enqueueAlone(ctx, chunk[0])
+		} else {
+			err = q.enqueueBatch(ctx, chunk)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueueBatch writes ids as one task, or each as a task of its own when
+// any of them is already reserved or has a task.
+func (q *Redis) enqueueBatch(ctx context.Context, ids []string) error {
+	bid := "batch-" + push.NewJobID()
+	keys := make([]string, 0, len(ids)+1)
+	keys = append(keys, q.reservations())
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, bid+"@"+strconv.FormatInt(time.Now().UnixMilli(), 10))
+	for _, id := range ids {
+		keys = append(keys, q.taskKey(id))
+		args = append(args, id)
+	}
+	ok, err := reserveScript.Run(ctx, q.rdb, keys, args...).Int()
+	if err != nil {
+		return err
+	}
+	if ok == 0 { // enqueued before (the reconciler, a retry): one by one
+		for _, id := range ids {
+			if err := q.enqueueAlone(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	_, err = q.client.EnqueueContext(ctx, asynq.NewTask(batchType, []byte(strings.Join(ids, ","))),
+		asynq.TaskID(bid), asynq.Queue(q.opts.Namespace), asynq.MaxRetry(q.opts.MaxRetry),
+		asynq.Timeout(q.opts.Timeout), asynq.Retention(q.opts.Retention))
+	if err != nil {
+		q.release(ids) // or, if that fails too, the reservation lapses (reserveGrace)
+		return err
+	}
+	return nil
+}
+
+// enqueueAlone writes id as a task of its own unless a live batch holds it.
+func (q *Redis) enqueueAlone(ctx context.Context, id string) error {
+	holder, err := q.rdb.HGet(ctx, q.reservations(), id).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+	case err != nil:
+		return err
+	default:
+		live, err := q.live(ctx, holder)
+		if err != nil || live {
+			return err // a live batch runs it
+		}
+		if err := q.rdb.HDel(ctx, q.reservations(), id).Err(); err != nil {
+			return err
+		}
+	}
+	return q.enqueue(ctx, id, 0)
+}
+
+// live tells whether the batch of a reservation ("batch-ID@unix-ms") will
+// still run its ids: Redis holds it and it has not finished, or it is too
+// young to tell (its enqueue may be under way).
+func (q *Redis) live(ctx context.Context, holder string) (bool, error) {
+	bid, at, _ := strings.Cut(holder, "@")
+	ms, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return false, nil // not a reservation this code made
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	info, err := q.inspector.GetTaskInfo(q.opts.Namespace, bid)
+	switch {
+	case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
+		return time.Since(time.UnixMilli(ms)) < reserveGrace, nil
+	case err != nil:
+		return false, fmt.Errorf("queue: look up batch %s: %w", bid, err)
+	}
+	return info.State != asynq.TaskStateCompleted && info.State != asynq.TaskStateArchived, nil
+}
+
+// release ends the reservations of a batch's ids.
+func (q *Redis) release(ids []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	if err := q.rdb.HDel(ctx, q.reservations(), ids...).Err(); err != nil {
+		q.log.Warn("queue: a batch's ids stay reserved until the reservation lapses", "ids", len(ids), "err", err)
+	}
+}
+
+// leftover is an id a batch hands back as a task of its own, due after
+// a wait.
+type leftover struct {
+	id    string
+	after time.Duration
+}
+
+// processBatch works a batch's ids at once, each in a worker slot of its
+// own. An id for which no slot is free, that the engine deferred or that
+// failed goes back as a task of its own; so does every id of a batch
+// delivered again (its first worker died), as the engine must decide on
+// each as on any repeated delivery.
+func (q *Redis) processBatch(ctx context.Context, t *asynq.Task) error {
+	ids := strings.Split(string(t.Payload()), ",")
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	handBack := func(left []leftover) error {
+		for _, l := range left {
+			if err := q.enqueue(hctx, l.id, l.after); err != nil {
+				// The batch is retried (and then hands every id back);
+				// its ids stay reserved until then.
+				return fmt.Errorf("queue: hand back job %s of a batch: %w", l.id, err)
+			}
+		}
+		return nil
+	}
+	var (
+		mu     sync.Mutex
+		failed []leftover
+		wg     sync.WaitGroup
+	)
+	// Slots are taken first and the ids without one handed back before
+	// any id runs: what this worker does not run waits in Redis at once.
+	var mine []string
+	if n, _ := asynq.GetRetryCount(ctx); n == 0 {
+	slots:
+		for _, id := range ids {
+			select {
+			case q.slots <- struct{}{}:
+				mine = append(mine, id)
+			default: // every slot is taken
+				break slots
+			}
+		}
+	}
+	var busy []leftover
+	for _, id := range ids[len(mine):] {
+		busy = append(busy, leftover{id, 0})
+	}
+	err := handBack(busy) // a failure: the batch is retried once its ids here ran
+	for _, id := range mine {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-q.slots }()
+			if err := q.run(ctx, id); err != nil {
+				after := q.opts.RetryDelay
+				if d, ok := push.DeferredFor(err); ok {
+					after = d
+				}
+				mu.Lock()
+				failed = append(failed, leftover{id, after})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	if err := handBack(failed); err != nil {
+		return err
+	}
+	q.release(ids)
+	return nil
+}
+
+// pendingIDs counts the job ids of the namespace's pending tasks.
+func (q *Redis) pendingIDs() (int, error) {
+	const size = 100
+	n := 0
+	for page := 1; ; page++ {
+		tasks, err := q.inspector.ListPendingTasks(q.opts.Namespace, asynq.PageSize(size), asynq.Page(page))
+		if err != nil {
+			return 0, fmt.Errorf("queue: list the pending tasks of %s: %w", q.opts.Namespace, err)
+		}
+		for _, t := range tasks {
+			n += strings.Count(string(t.Payload), ",") + 1 // a batch's ids, or one
+		}
+		if len(tasks) < size {
+			return n, nil
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// newIDs returns n new job ids.
+func newIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = push.NewJobID()
+	}
+	return ids
+}
+
+// pendingTasks returns the number of asynq tasks waiting in ns.
+func pendingTasks(t *testing.T, rdb redis.UniversalClient, ns string) int {
+	t.Helper()
+	info, err := asynq.NewInspectorFromRedisClient(rdb).GetQueueInfo(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Pending
+}
+
+// reserved returns the number of ids reserved for batches in ns.
+func reserved(t *testing.T, rdb redis.UniversalClient, ns string) int64 {
+	t.Helper()
+	n, err := rdb.HLen(ctx, "herald:{"+ns+"}:batched").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRedisQueueBatch: ids enqueued together are one task; enqueueing any
+// of them again while it waits (the reconciler, a node starting) adds no
+// task of its own; workers of two nodes handle each id once, and the
+// reservations end with the batch.
+func TestRedisQueueBatch(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		api := newQueue(t, rdb, 0, ns)
+		ids := newIDs(20)
+		if err := api.Enqueue(ctx, ids...); err != nil {
+			t.Fatal(err)
+		}
+		if err := api.Enqueue(ctx, ids[3]); err != nil {
+			t.Fatal(err)
+		}
+		if err := api.Enqueue(ctx, ids[1], ids[2]); err != nil {
+			t.Fatal(err)
+		}
+		if n := pendingTasks(t, rdb, ns); n != 1 {
+			t.Fatalf("%d tasks waiting, want 1 (one batch, no copies)", n)
+		}
+		if n, err := api.Len(ctx); n != len(ids) || err != nil {
+			t.Fatalf("Len = %d, %v; want %d", n, err, len(ids))
+		}
+		if n := reserved(t, rdb, ns); n != int64(len(ids)) {
+			t.Fatalf("%d ids reserved, want %d", n, len(ids))
+		}
+		rec := newRecorder(nil)
+		for range 2 {
+			if err := newQueue(t, rdb, 3, ns).Start(rec.handle); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := rec.wait(t, len(ids), 20*time.Second)
+		want := append([]string(nil), ids...)
+		sort.Strings(want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("handled ids (-want +got):\n%s", diff)
+		}
+		time.Sleep(100 * time.Millisecond)
+		for _, id := range ids {
+			if n := rec.count(id); n != 1 {
+				t.Fatalf("id %s handled %d times", id, n)
+			}
+		}
+		eventuallyZero(t, func() int64 { return reserved(t, rdb, ns) }, "reserved ids after the batch")
+	})
+}
+
+// eventuallyZero waits until f returns 0.
+func eventuallyZero(t *testing.T, f func() int64, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		n := f()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d, want 0", what, n)
+		}
+	}
+}
+
+// TestRedisQueueBatchHandsBack: an id of a batch that the engine defers,
+// or whose handler fails, comes back as a task of its own, as often as
+// needed, while the batch's other ids are handled once.
+func TestRedisQueueBatchHandsBack(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		ids := newIDs(3)
+		deferred, failing := ids[0], ids[1]
+		q := newQueue(t, rdb, 4, ns)
+		rec := newRecorder(func(ctx context.Context, id string, n int) error {
+			switch {
+			case id == deferred && n <= 2:
+				return &push.DeferError{JobID: id, After: 30 * time.Millisecond}
+			case id == failing && n == 1:
+				return errors.New("the database is down")
+			}
+			if tid, _ := asynq.GetTaskID(ctx); n > 1 && tid != id {
+				t.Errorf("id %s came back in task %s, want a task of its own", id, tid)
+			}
+			return nil
+		})
+		if err := q.Start(rec.handle); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Enqueue(ctx, ids...); err != nil {
+			t.Fatal(err)
+		}
+		rec.wait(t, 3, 20*time.Second)
+		time.Sleep(100 * time.Millisecond)
+		for id, want := range map[string]int{deferred: 3, failing: 2, ids[2]: 1} {
+			if n := rec.count(id); n != want {
+				t.Errorf("id %s handled %d times, want %d", id, n, want)
+			}
+		}
+		eventuallyZero(t, func() int64 { return reserved(t, rdb, ns) }, "reserved ids after the batch")
+	})
+}
+
+// TestRedisQueueBatchRedelivered: a batch left active by a worker that
+// died (its lease ran out) is not run as a batch again: each of its ids
+// comes back as a task of its own, where the engine decides on it (a job
+// it finds running becomes uncertain), and each is handled once.
+func TestRedisQueueBatchRedelivered(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		api := newQueue(t, rdb, 0, ns)
+		ids := newIDs(4)
+		if err := api.Enqueue(ctx, ids...); err != nil {
+			t.Fatal(err)
+		}
+		prefix := "asynq:{" + ns + "}:"
+		pending, err := rdb.LRange(ctx, prefix+"pending", 0, -1).Result()
+		if err != nil || len(pending) != 1 {
+			t.Fatalf("pending tasks %v, %v; want one batch", pending, err)
+		}
+		bid := pending[0]
+		pipe := rdb.TxPipeline()
+		pipe.RPopLPush(ctx, prefix+"pending", prefix+"active")
+		pipe.HSet(ctx, prefix+"t:"+bid, "state", "active")
+		pipe.HDel(ctx, prefix+"t:"+bid, "pending_since")
+		pipe.ZAdd(ctx, prefix+"lease", redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: bid})
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rec := newRecorder(func(ctx context.Context, id string, _ int) error {
+			if tid, _ := asynq.GetTaskID(ctx); tid != id {
+				t.Errorf("id %s handled in task %s, want a task of its own", id, tid)
+			}
+			return nil
+		})
+		if err := newQueue(t, rdb, 2, ns).Start(rec.handle); err != nil {
+			t.Fatal(err)
+		}
+		rec.wait(t, len(ids), 20*time.Second)
+		time.Sleep(100 * time.Millisecond)
+		for _, id := range ids {
+			if n := rec.count(id); n != 1 {
+				t.Errorf("id %s handled %d times, want 1", id, n)
+			}
+		}
+	})
+}
+
+// TestRedisQueueReservationLapses: an id reserved for a batch that Redis
+// does not hold (its enqueue failed after the reservation) is left alone
+// while the reservation is young, and enqueued as a task of its own once
+// it has lapsed.
+func TestRedisQueueReservationLapses(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		q := newQueue(t, rdb, 0, ns)
+		young, old := push.NewJobID(), push.NewJobID()
+		hold := func(id string, at time.Time) {
+			err := rdb.HSet(ctx, "herald:{"+ns+"}:batched", id, "batch-gone@"+strconv.FormatInt(at.UnixMilli(), 10)).Err()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		hold(young, time.Now())
+		hold(old, time.Now().Add(-2*time.Minute))
+		if err := q.Enqueue(ctx, young); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Enqueue(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		insp := asynq.NewInspectorFromRedisClient(rdb)
+		if _, err := insp.GetTaskInfo(ns, young); !errors.Is(err, asynq.ErrTaskNotFound) {
+			t.Fatalf("id of a young reservation: %v, want no task of its own yet", err)
+		}
+		if info, err := insp.GetTaskInfo(ns, old); err != nil || info.State != asynq.TaskStatePending {
+			t.Fatalf("id of a lapsed reservation: %+v, %v; want a pending task of its own", info, err)
+		}
+		if n, err := rdb.HExists(ctx, "herald:{"+ns+"}:batched", old).Result(); n || err != nil {
+			t.Fatalf("lapsed reservation still held (%v)", err)
+		}
+	})
+}
