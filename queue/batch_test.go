@@ -3,12 +3,10 @@ package queue_test
 import (
 	"context"
 	"errors"
-	"sort"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 	"github.com/hibiken/asynq"
@@ -77,18 +75,7 @@ func TestRedisQueueBatch(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got := rec.wait(t, len(ids), 20*time.Second)
-		want := append([]string(nil), ids...)
-		sort.Strings(want)
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("handled ids (-want +got):\n%s", diff)
-		}
-		time.Sleep(100 * time.Millisecond)
-		for _, id := range ids {
-			if n := rec.count(id); n != 1 {
-				t.Fatalf("id %s handled %d times", id, n)
-			}
-		}
+		rec.handledOnce(t, ids)
 		eventuallyZero(t, func() int64 { return reserved(t, rdb, ns) }, "reserved ids after the batch")
 	})
 }
@@ -157,20 +144,11 @@ func TestRedisQueueBatchRedelivered(t *testing.T) {
 		if err := api.Enqueue(ctx, ids...); err != nil {
 			t.Fatal(err)
 		}
-		prefix := "asynq:{" + ns + "}:"
-		pending, err := rdb.LRange(ctx, prefix+"pending", 0, -1).Result()
+		pending, err := rdb.LRange(ctx, "asynq:{"+ns+"}:pending", 0, -1).Result()
 		if err != nil || len(pending) != 1 {
 			t.Fatalf("pending tasks %v, %v; want one batch", pending, err)
 		}
-		bid := pending[0]
-		pipe := rdb.TxPipeline()
-		pipe.RPopLPush(ctx, prefix+"pending", prefix+"active")
-		pipe.HSet(ctx, prefix+"t:"+bid, "state", "active")
-		pipe.HDel(ctx, prefix+"t:"+bid, "pending_since")
-		pipe.ZAdd(ctx, prefix+"lease", redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: bid})
-		if _, err := pipe.Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
+		abandon(t, rdb, ns, pending[0])
 		rec := newRecorder(func(ctx context.Context, id string, _ int) error {
 			if tid, _ := asynq.GetTaskID(ctx); tid != id {
 				t.Errorf("id %s handled in task %s, want a task of its own", id, tid)
@@ -180,13 +158,7 @@ func TestRedisQueueBatchRedelivered(t *testing.T) {
 		if err := newQueue(t, rdb, 2, ns).Start(rec.handle); err != nil {
 			t.Fatal(err)
 		}
-		rec.wait(t, len(ids), 20*time.Second)
-		time.Sleep(100 * time.Millisecond)
-		for _, id := range ids {
-			if n := rec.count(id); n != 1 {
-				t.Errorf("id %s handled %d times, want 1", id, n)
-			}
-		}
+		rec.handledOnce(t, ids)
 	})
 }
 

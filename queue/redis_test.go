@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -138,6 +139,23 @@ func (r *recorder) wait(t *testing.T, n int, timeout time.Duration) []string {
 	return got
 }
 
+// handledOnce waits until each of ids was handled successfully and
+// checks that none was handled more than once.
+func (r *recorder) handledOnce(t *testing.T, ids []string) {
+	t.Helper()
+	got := r.wait(t, len(ids), 20*time.Second)
+	want := slices.Sorted(slices.Values(ids))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("handled ids (-want +got):\n%s", diff)
+	}
+	time.Sleep(100 * time.Millisecond) // a second handling, if one were under way, arrives
+	for _, id := range ids {
+		if n := r.count(id); n != 1 {
+			t.Fatalf("id %s handled %d times, want 1", id, n)
+		}
+	}
+}
+
 // waitState polls the task until it is in state want, and returns it.
 func waitState(t *testing.T, rdb redis.UniversalClient, ns, id string, want asynq.TaskState) *asynq.TaskInfo {
 	t.Helper()
@@ -181,17 +199,7 @@ func TestRedisQueueDeliversOnceAcrossNodes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got := rec.wait(t, len(want), 20*time.Second)
-		sort.Strings(want)
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("handled ids (-want +got):\n%s", diff)
-		}
-		time.Sleep(100 * time.Millisecond)
-		for _, id := range want {
-			if n := rec.count(id); n != 1 {
-				t.Fatalf("id %s handled %d times", id, n)
-			}
-		}
+		rec.handledOnce(t, want)
 		// A finished id is kept (retention) and is not lost: enqueueing it
 		// again, as the reconciler does for a job still queued in the
 		// store, hands it to a worker again.
@@ -271,6 +279,22 @@ func TestRedisQueueArchivedIsEnqueuedAgain(t *testing.T) {
 	})
 }
 
+// abandon does to the namespace's only pending task what asynq's dequeue
+// does, as a worker that then dies: the task is active with a lease that
+// ran out two minutes ago.
+func abandon(t *testing.T, rdb redis.UniversalClient, ns, id string) {
+	t.Helper()
+	prefix := "asynq:{" + ns + "}:"
+	pipe := rdb.TxPipeline()
+	pipe.RPopLPush(ctx, prefix+"pending", prefix+"active")
+	pipe.HSet(ctx, prefix+"t:"+id, "state", "active")
+	pipe.HDel(ctx, prefix+"t:"+id, "pending_since")
+	pipe.ZAdd(ctx, prefix+"lease", redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: id})
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRedisQueueDeadWorkerRedelivered: a task left active by a worker that
 // died (its lease ran out) is handed to a live worker soon after asynq's
 // recoverer finds it; the engine then makes its job uncertain (proved
@@ -283,17 +307,7 @@ func TestRedisQueueDeadWorkerRedelivered(t *testing.T) {
 		if err := api.Enqueue(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		// What asynq's dequeue does, as a worker that then dies: the task
-		// is active with a lease that ran out two minutes ago.
-		prefix := "asynq:{" + ns + "}:"
-		pipe := rdb.TxPipeline()
-		pipe.RPopLPush(ctx, prefix+"pending", prefix+"active")
-		pipe.HSet(ctx, prefix+"t:"+id, "state", "active")
-		pipe.HDel(ctx, prefix+"t:"+id, "pending_since")
-		pipe.ZAdd(ctx, prefix+"lease", redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: id})
-		if _, err := pipe.Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
+		abandon(t, rdb, ns, id)
 		var retried int
 		rec := newRecorder(func(ctx context.Context, _ string, _ int) error {
 			retried, _ = asynq.GetRetryCount(ctx)
