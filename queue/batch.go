@@ -253,9 +253,9 @@ type leftover struct {
 // each as on any repeated delivery.
 func (q *Redis) processBatch(ctx context.Context, t *asynq.Task) error {
 	ids := strings.Split(string(t.Payload()), ",")
-	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
-	defer cancel()
 	handBack := func(left []leftover) error {
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+		defer cancel()
 		for _, l := range left {
 			if err := q.enqueue(hctx, l.id, l.after); err != nil {
 				// The batch is retried (and then hands every id back);
