@@ -44,9 +44,10 @@ type dialect struct {
 	// after the retention deleted jobs; "" where the database does it
 	// itself (PostgreSQL's autovacuum makes their space reusable).
 	reclaim string
-	// batchMoves says that the job moves of a batch of the group commit
-	// are written together in one statement (flushMovesSQL, which takes
-	// arrays).
+	// batchMoves says that the database takes arrays: the job moves of a
+	// batch of the group commit are written together in one statement
+	// (flushMovesSQL), and so are the new jobs of one request
+	// (insertJobsSQL).
 	batchMoves bool
 	// migrationLock and migrationUnlock take and release a session lock
 	// that serializes migrating among processes; "" where the migrations'

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -22,6 +23,14 @@ const (
 	// insertJobReturningSQL returns the new seq where the database has no
 	// last insert id (PostgreSQL).
 	insertJobReturningSQL = insertJobSQL + " RETURNING seq"
+	// insertJobsSQL inserts the jobs of one request in one statement where
+	// the database takes arrays (PostgreSQL: a batch of 50 targets is one
+	// round trip, not 50), returning each new seq by id.
+	insertJobsSQL = "INSERT INTO jobs (id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
+		"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms) " +
+		"SELECT * FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::boolean[], " +
+		"?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) " +
+		"RETURNING id, seq"
 	selectJobSQL          = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
 	// moveJobSQL sets started_ms (and counts an attempt) when the first
 	// flag is 1, finished_ms when the second is, the error when the third
@@ -64,6 +73,9 @@ func (q queries) CreateJobs(ctx context.Context, jobs []*push.Job) error {
 		return nil
 	}
 	lastID := q.store.dialect.lastInsertID
+	if q.store.dialect.batchMoves && len(jobs) > 1 {
+		return q.insertJobs(ctx, jobs)
+	}
 	query := insertJobReturningSQL
 	if lastID {
 		query = insertJobSQL
@@ -92,6 +104,65 @@ func (q queries) CreateJobs(ctx context.Context, jobs []*push.Job) error {
 				return q.fail(err, "create jobs")
 			}
 			j.MessageID = seq
+		}
+		return nil
+	})
+}
+
+// insertJobs inserts jobs in one statement (insertJobsSQL) and sets each
+// one's MessageID to its new seq.
+func (q queries) insertJobs(ctx context.Context, jobs []*push.Job) error {
+	n := len(jobs)
+	var (
+		ids, platforms, ttypes, contents, images = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		states, errs, indexes, idems             = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		accounts, bots, targets, costs           = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		created, updated, started, finished      = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		expires                                  = make([]int64, n)
+		msgTypes, attempts                       = make([]int32, n), make([]int32, n)
+		wakeups                                  = make([]bool, n)
+	)
+	byID := make(map[string]*push.Job, n)
+	for i, j := range jobs {
+		r := jobToRow(j)
+		byID[r.ID] = j
+		ids[i], platforms[i], ttypes[i], contents[i], images[i] = r.ID, r.Platform, r.TargetType, r.Content, r.ImageURL
+		states[i], errs[i], indexes[i], idems[i] = r.State, r.Error, r.PlatformIndex, r.IdemKey
+		accounts[i], bots[i], targets[i], costs[i] = r.AccountID, r.BotID, r.TargetID, r.Cost
+		created[i], updated[i], started[i], finished[i], expires[i] = r.CreatedMs, r.UpdatedMs, r.StartedMs, r.FinishedMs, r.ExpiresMs
+		msgTypes[i], attempts[i], wakeups[i] = int32(r.MsgType), int32(r.Attempts), r.Wakeup
+	}
+	return q.atomic(ctx, func(ctx context.Context, q queries) error {
+		st, done, err := q.stmt(ctx, true, insertJobsSQL)
+		if err != nil {
+			return q.fail(err, "create jobs")
+		}
+		defer done()
+		rows, err := st.QueryContext(ctx, ids, accounts, bots, targets, platforms, ttypes, msgTypes, contents, images, wakeups,
+			states, costs, attempts, errs, indexes, idems, created, updated, started, finished, expires)
+		if err != nil {
+			return q.fail(err, "create jobs")
+		}
+		defer rows.Close()
+		got := 0
+		for rows.Next() {
+			var (
+				id  string
+				seq int64
+			)
+			if err := rows.Scan(&id, &seq); err != nil {
+				return q.fail(err, "create jobs")
+			}
+			if j := byID[id]; j != nil {
+				j.MessageID = seq
+				got++
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return q.fail(err, "create jobs")
+		}
+		if got != n {
+			return push.Wrap(fmt.Errorf("%d of %d new jobs returned", got, n), "storage: create jobs")
 		}
 		return nil
 	})

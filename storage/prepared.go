@@ -89,7 +89,7 @@ func dollarPlaceholders(query string) string {
 func preparedStatements(d dialect) []string {
 	batched := []string{flushBacklogSQL}
 	if d.batchMoves {
-		batched = append(batched, flushMovesSQL)
+		batched = append(batched, flushMovesSQL, insertJobsSQL)
 	}
 	return append(batched,
 		insertJobSQL, insertJobReturningSQL, selectJobSQL, moveJobSQL, moveJobReturningSQL,

@@ -218,6 +218,53 @@ func TestStoreCRUD(t *testing.T) {
 	})
 }
 
+// TestStoreCreateJobsOfOneRequest: a request's jobs are written together
+// (one statement on PostgreSQL): every field reads back as written, each
+// job gets a message id of its own in the request's order, and a job whose
+// id exists already fails the request with none of its jobs written.
+func TestStoreCreateJobsOfOneRequest(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 100)
+		var jobs []*push.Job
+		for i, m := range []push.Message{
+			{Type: push.MsgTypeText, Content: "plain ✓ 中文", Wakeup: true},
+			{Type: push.MsgTypeMarkdown, Content: "**bold**"},
+			{Type: push.MsgTypeImage, ImageURL: "https://example.com/a.png"},
+		} {
+			j := newJob(a, b, tg, "")
+			j.Message, j.Cost, j.IdempotencyKey = m, int64(i), "key-1"
+			jobs = append(jobs, j)
+		}
+		jobs[2].TargetID, jobs[2].TargetType = 0, ""
+		createJobs(t, s, jobs...)
+		ids := make([]string, len(jobs))
+		want := make([]push.Job, len(jobs))
+		for i, j := range jobs {
+			ids[i], want[i] = j.ID, *j
+			if i > 0 && j.MessageID <= jobs[i-1].MessageID {
+				t.Fatalf("message ids %d after %d: want increasing", j.MessageID, jobs[i-1].MessageID)
+			}
+		}
+		got, err := s.Jobs(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("Jobs (-want +got):\n%s", diff)
+		}
+		again := []*push.Job{newJob(a, b, tg, "new"), newJob(a, b, tg, "dup")}
+		again[1].ID = jobs[0].ID
+		err = s.Update(ctx, func(ctx context.Context, tx push.Tx) error { return tx.CreateJobs(ctx, again) })
+		if push.KindOf(err) != push.Conflict {
+			t.Fatalf("a request with a job id that exists: %v, want Conflict", err)
+		}
+		if _, err := s.Jobs(ctx, []string{again[0].ID}); push.KindOf(err) != push.NotFound {
+			t.Fatalf("the request's other job: %v, want NotFound (nothing written)", err)
+		}
+	})
+}
+
 // TestStoreAuthEpoch: every change that can end a key's validity (a
 // status change, a revocation) moves the auth epoch once, in its own
 // transaction; a change that did not happen does not.
