@@ -31,7 +31,7 @@ const (
 		"SELECT * FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::boolean[], " +
 		"?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) " +
 		"RETURNING id, seq"
-	selectJobSQL          = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
+	selectJobSQL = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
 	// moveJobSQL sets started_ms (and counts an attempt) when the first
 	// flag is 1, finished_ms when the second is, the error when the third
 	// is, and the platform index when one is given. It moves a job that
