@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -194,6 +195,67 @@ func TestRedisQueueReservationLapses(t *testing.T) {
 		}
 		if n, err := rdb.HExists(ctx, "herald:{"+ns+"}:batched", old).Result(); n || err != nil {
 			t.Fatalf("lapsed reservation still held (%v)", err)
+		}
+	})
+}
+
+// gate is a go-redis hook that holds the first command until opened.
+type gate struct {
+	once    sync.Once
+	arrived chan struct{} // closed when the first command waits
+	open    chan struct{}
+}
+
+func newGate() *gate { return &gate{arrived: make(chan struct{}), open: make(chan struct{})} }
+
+func (g *gate) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		first := false
+		g.once.Do(func() { first = true })
+		if first {
+			close(g.arrived)
+			<-g.open
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+var _ redis.Hook = (*gate)(nil)
+
+// TestRedisQueueCoalescesOverlappingCalls: Enqueue calls made while a
+// write to Redis is under way (the requests of one group commit, woken
+// together) go out together in the next write, as one task.
+func TestRedisQueueCoalescesOverlappingCalls(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		g := newGate()
+		rdb.AddHook(g)
+		q := newQueue(t, rdb, 0, ns)
+		first, rest := push.NewJobID(), newIDs(5)
+		errs := make(chan error, len(rest)+1)
+		go func() { errs <- q.Enqueue(ctx, first) }()
+		<-g.arrived // the first write is under way, held
+		for _, id := range rest {
+			go func() { errs <- q.Enqueue(ctx, id) }()
+		}
+		time.Sleep(100 * time.Millisecond) // the calls reach the queue and wait
+		close(g.open)
+		for range len(rest) + 1 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := pendingTasks(t, rdb, ns); n != 2 {
+			t.Fatalf("%d tasks waiting, want 2 (the first id alone, the five that waited together)", n)
+		}
+		if n, err := q.Len(ctx); n != 6 || err != nil {
+			t.Fatalf("Len = %d, %v; want 6", n, err)
 		}
 	})
 }
