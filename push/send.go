@@ -472,12 +472,7 @@ func (e *Engine) commit(ctx context.Context, s *submission, fp requestPrint, job
 		}
 	}
 	return e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
-		if rec != nil {
-			if err := tx.CreateIdempotency(ctx, rec); err != nil {
-				return err
-			}
-		}
-		if err := tx.CreateJobs(ctx, jobs); err != nil {
+		if err := createRequest(ctx, tx, rec, jobs); err != nil {
 			return err
 		}
 		for i, rule := range s.replies {
@@ -492,6 +487,20 @@ func (e *Engine) commit(ctx context.Context, s *submission, fp requestPrint, job
 		}
 		return tx.ReserveBacklog(ctx, perBot, e.limits.BacklogPerBot, e.limits.BacklogTotal)
 	})
+}
+
+// createRequest writes a request's idempotency record (when it has one)
+// and its jobs, together where tx can (RequestCreator).
+func createRequest(ctx context.Context, tx Tx, rec *IdempotencyRecord, jobs []*Job) error {
+	if rc, ok := tx.(RequestCreator); ok {
+		return rc.CreateRequest(ctx, rec, jobs)
+	}
+	if rec != nil {
+		if err := tx.CreateIdempotency(ctx, rec); err != nil {
+			return err
+		}
+	}
+	return tx.CreateJobs(ctx, jobs)
 }
 
 // replayStored replays the request's key from its stored record; ok is

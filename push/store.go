@@ -237,6 +237,15 @@ type Tx interface {
 	ResolveJob(ctx context.Context, id string, at time.Time, by, note string) error
 }
 
+// RequestCreator is implemented by transactions that write a request's
+// idempotency record and its jobs together, in one round trip where the
+// database allows it. CreateRequest does what CreateIdempotency (when rec
+// is not nil) and then CreateJobs do, with the same errors: a key already
+// taken is a Conflict with ReasonDuplicate, and nothing is written.
+type RequestCreator interface {
+	CreateRequest(ctx context.Context, rec *IdempotencyRecord, jobs []*Job) error
+}
+
 // BacklogRecounter is implemented by stores that can recompute their
 // backlog counters from the job rows. The engine's reconciler calls it as a
 // guard against counters that drifted (rows edited by hand, a restored

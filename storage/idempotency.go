@@ -33,11 +33,16 @@ func (q queries) Idempotency(ctx context.Context, accountID int64, key string) (
 // CreateIdempotency implements push.Tx.
 func (q queries) CreateIdempotency(ctx context.Context, r *push.IdempotencyRecord) error {
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		if _, err := q.exec(ctx, insertIdempotencySQL, r.AccountID, r.Key, string(r.Kind), r.Fingerprint, strings.Join(r.JobIDs, ","), toMs(r.CreatedAt)); err != nil {
+		if _, err := q.exec(ctx, insertIdempotencySQL, idempotencyArgs(r)...); err != nil {
 			return q.fail(err, "create idempotency record")
 		}
 		return nil
 	})
+}
+
+// idempotencyArgs are a record's values as insertIdempotencySQL takes them.
+func idempotencyArgs(r *push.IdempotencyRecord) []any {
+	return []any{r.AccountID, r.Key, string(r.Kind), r.Fingerprint, strings.Join(r.JobIDs, ","), toMs(r.CreatedAt)}
 }
 
 // DeleteIdempotencyBefore implements push.Tx.

@@ -72,78 +72,80 @@ func (q queries) CreateJobs(ctx context.Context, jobs []*push.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	lastID := q.store.dialect.lastInsertID
-	if q.store.dialect.batchMoves && len(jobs) > 1 {
-		return q.insertJobs(ctx, jobs)
-	}
-	query := insertJobReturningSQL
-	if lastID {
-		query = insertJobSQL
+	if !q.store.dialect.lastInsertID {
+		return q.insertReturning(ctx, "", nil, jobs)
 	}
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		st, done, err := q.stmt(ctx, true, query)
+		st, done, err := q.stmt(ctx, true, insertJobSQL)
 		if err != nil {
 			return q.fail(err, "create jobs")
 		}
 		defer done()
 		for _, j := range jobs {
-			r := jobToRow(j)
-			args := []any{r.ID, r.AccountID, r.BotID, r.TargetID, r.Platform, r.TargetType, r.MsgType, r.Content,
-				r.ImageURL, r.Wakeup, r.State, r.Cost, r.Attempts, r.Error, r.PlatformIndex, r.IdemKey, r.CreatedMs, r.UpdatedMs,
-				r.StartedMs, r.FinishedMs, r.ExpiresMs}
-			var seq int64
-			if lastID {
-				var res sql.Result
-				if res, err = st.ExecContext(ctx, args...); err == nil {
-					seq, err = res.LastInsertId()
-				}
-			} else {
-				err = st.QueryRowContext(ctx, args...).Scan(&seq)
+			res, err := st.ExecContext(ctx, jobArgs(j)...)
+			if err == nil {
+				j.MessageID, err = res.LastInsertId()
 			}
 			if err != nil {
 				return q.fail(err, "create jobs")
 			}
-			j.MessageID = seq
 		}
 		return nil
 	})
 }
 
-// insertJobs inserts jobs in one statement (insertJobsSQL) and sets each
-// one's MessageID to its new seq.
-func (q queries) insertJobs(ctx context.Context, jobs []*push.Job) error {
-	n := len(jobs)
-	var (
-		ids, platforms, ttypes, contents, images = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		states, errs, indexes, idems             = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		accounts, bots, targets, costs           = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		created, updated, started, finished      = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		expires                                  = make([]int64, n)
-		msgTypes, attempts                       = make([]int32, n), make([]int32, n)
-		wakeups                                  = make([]bool, n)
-	)
-	byID := make(map[string]*push.Job, n)
-	for i, j := range jobs {
-		r := jobToRow(j)
-		byID[r.ID] = j
-		ids[i], platforms[i], ttypes[i], contents[i], images[i] = r.ID, r.Platform, r.TargetType, r.Content, r.ImageURL
-		states[i], errs[i], indexes[i], idems[i] = r.State, r.Error, r.PlatformIndex, r.IdemKey
-		accounts[i], bots[i], targets[i], costs[i] = r.AccountID, r.BotID, r.TargetID, r.Cost
-		created[i], updated[i], started[i], finished[i], expires[i] = r.CreatedMs, r.UpdatedMs, r.StartedMs, r.FinishedMs, r.ExpiresMs
-		msgTypes[i], attempts[i], wakeups[i] = int32(r.MsgType), int32(r.Attempts), r.Wakeup
+// CreateRequest implements push.RequestCreator: on PostgreSQL the
+// idempotency record and the jobs are one statement (the record's insert
+// a data-modifying WITH of the jobs' insert), so that a keyed send's
+// accept is one round trip; elsewhere the two calls.
+func (q queries) CreateRequest(ctx context.Context, rec *push.IdempotencyRecord, jobs []*push.Job) error {
+	if rec == nil || q.store.dialect.lastInsertID || len(jobs) == 0 {
+		if rec != nil {
+			if err := q.CreateIdempotency(ctx, rec); err != nil {
+				return err
+			}
+		}
+		return q.CreateJobs(ctx, jobs)
 	}
+	return q.insertReturning(ctx, withIdempotencySQL, idempotencyArgs(rec), jobs)
+}
+
+// withIdempotencySQL puts an idempotency record's insert before a job
+// insert, in the same statement.
+const withIdempotencySQL = "WITH idem AS (" + insertIdempotencySQL + ") "
+
+// jobArgs are a job's values as insertJobSQL takes them.
+func jobArgs(j *push.Job) []any {
+	r := jobToRow(j)
+	return []any{r.ID, r.AccountID, r.BotID, r.TargetID, r.Platform, r.TargetType, r.MsgType, r.Content,
+		r.ImageURL, r.Wakeup, r.State, r.Cost, r.Attempts, r.Error, r.PlatformIndex, r.IdemKey, r.CreatedMs, r.UpdatedMs,
+		r.StartedMs, r.FinishedMs, r.ExpiresMs}
+}
+
+// insertReturning inserts jobs where the database returns new keys
+// (PostgreSQL), after prefix (a WITH clause, whose values are lead): one
+// job with insertJobReturningSQL, more in one statement with
+// insertJobsSQL. It sets each job's MessageID to its new seq.
+func (q queries) insertReturning(ctx context.Context, prefix string, lead []any, jobs []*push.Job) error {
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		st, done, err := q.stmt(ctx, true, insertJobsSQL)
+		if len(jobs) == 1 {
+			err := q.queryRow(ctx, true, prefix+insertJobReturningSQL, append(lead, jobArgs(jobs[0])...), &jobs[0].MessageID)
+			return q.fail(err, "create jobs")
+		}
+		st, done, err := q.stmt(ctx, true, prefix+insertJobsSQL)
 		if err != nil {
 			return q.fail(err, "create jobs")
 		}
 		defer done()
-		rows, err := st.QueryContext(ctx, ids, accounts, bots, targets, platforms, ttypes, msgTypes, contents, images, wakeups,
-			states, costs, attempts, errs, indexes, idems, created, updated, started, finished, expires)
+		rows, err := st.QueryContext(ctx, append(lead, jobArrays(jobs)...)...)
 		if err != nil {
 			return q.fail(err, "create jobs")
 		}
 		defer rows.Close()
+		byID := make(map[string]*push.Job, len(jobs))
+		for _, j := range jobs {
+			byID[j.ID] = j
+		}
 		got := 0
 		for rows.Next() {
 			var (
@@ -161,11 +163,36 @@ func (q queries) insertJobs(ctx context.Context, jobs []*push.Job) error {
 		if err := rows.Err(); err != nil {
 			return q.fail(err, "create jobs")
 		}
-		if got != n {
-			return push.Wrap(fmt.Errorf("%d of %d new jobs returned", got, n), "storage: create jobs")
+		if got != len(jobs) {
+			return push.Wrap(fmt.Errorf("%d of %d new jobs returned", got, len(jobs)), "storage: create jobs")
 		}
 		return nil
 	})
+}
+
+// jobArrays are jobs' values as insertJobsSQL takes them: one array per
+// column.
+func jobArrays(jobs []*push.Job) []any {
+	n := len(jobs)
+	var (
+		ids, platforms, ttypes, contents, images = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		states, errs, indexes, idems             = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		accounts, bots, targets, costs           = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		created, updated, started, finished      = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		expires                                  = make([]int64, n)
+		msgTypes, attempts                       = make([]int32, n), make([]int32, n)
+		wakeups                                  = make([]bool, n)
+	)
+	for i, j := range jobs {
+		r := jobToRow(j)
+		ids[i], platforms[i], ttypes[i], contents[i], images[i] = r.ID, r.Platform, r.TargetType, r.Content, r.ImageURL
+		states[i], errs[i], indexes[i], idems[i] = r.State, r.Error, r.PlatformIndex, r.IdemKey
+		accounts[i], bots[i], targets[i], costs[i] = r.AccountID, r.BotID, r.TargetID, r.Cost
+		created[i], updated[i], started[i], finished[i], expires[i] = r.CreatedMs, r.UpdatedMs, r.StartedMs, r.FinishedMs, r.ExpiresMs
+		msgTypes[i], attempts[i], wakeups[i] = int32(r.MsgType), int32(r.Attempts), r.Wakeup
+	}
+	return []any{ids, accounts, bots, targets, platforms, ttypes, msgTypes, contents, images, wakeups,
+		states, costs, attempts, errs, indexes, idems, created, updated, started, finished, expires}
 }
 
 // Job implements push.Tx.

@@ -89,7 +89,8 @@ func dollarPlaceholders(query string) string {
 func preparedStatements(d dialect) []string {
 	batched := []string{flushBacklogSQL}
 	if d.batchMoves {
-		batched = append(batched, flushMovesSQL, insertJobsSQL)
+		batched = append(batched, flushMovesSQL, insertJobsSQL,
+			withIdempotencySQL+insertJobReturningSQL, withIdempotencySQL+insertJobsSQL)
 	}
 	return append(batched,
 		insertJobSQL, insertJobReturningSQL, selectJobSQL, moveJobSQL, moveJobReturningSQL,

@@ -265,6 +265,60 @@ func TestStoreCreateJobsOfOneRequest(t *testing.T) {
 	})
 }
 
+// TestStoreCreateRequest: a request's idempotency record and its jobs are
+// written together (one statement on PostgreSQL), one job or many; a key
+// already taken is a Conflict (ReasonDuplicate, which the engine answers
+// with a replay) and writes none of the request's jobs.
+func TestStoreCreateRequest(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 100)
+		create := func(key string, jobs ...*push.Job) (*push.IdempotencyRecord, error) {
+			ids := make([]string, len(jobs))
+			for i, j := range jobs {
+				ids[i] = j.ID
+			}
+			rec := &push.IdempotencyRecord{AccountID: a.ID, Key: key, Kind: push.RequestKindSingle, Fingerprint: "fp-" + key, JobIDs: ids, CreatedAt: t0}
+			return rec, s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				return tx.(push.RequestCreator).CreateRequest(ctx, rec, jobs)
+			})
+		}
+		for _, n := range []int{1, 3} {
+			key := fmt.Sprintf("k%d", n)
+			jobs := make([]*push.Job, n)
+			for i := range jobs {
+				jobs[i] = newJob(a, b, tg, key)
+			}
+			rec, err := create(key, jobs...)
+			if err != nil {
+				t.Fatalf("%d jobs: %v", n, err)
+			}
+			if got, err := s.Idempotency(ctx, a.ID, key); err != nil || !cmp.Equal(got, *rec) {
+				t.Fatalf("record of %d jobs: %+v, %v; want %+v", n, got, err, *rec)
+			}
+			for _, j := range jobs {
+				if j.MessageID == 0 {
+					t.Fatalf("job %s of %d: no message id", j.ID, n)
+				}
+				if got, err := s.Job(ctx, j.ID); err != nil || !cmp.Equal(got, *j) {
+					t.Fatalf("job of %d: %+v, %v; want %+v", n, got, err, *j)
+				}
+			}
+			again := []*push.Job{newJob(a, b, tg, "again")}
+			if n > 1 {
+				again = append(again, newJob(a, b, tg, "again"))
+			}
+			_, err = create(key, again...)
+			if push.KindOf(err) != push.Conflict || push.ReasonOf(err) != push.ReasonDuplicate {
+				t.Fatalf("key %s taken again: %v, want Conflict %s", key, err, push.ReasonDuplicate)
+			}
+			if _, err := s.Job(ctx, again[0].ID); push.KindOf(err) != push.NotFound {
+				t.Fatalf("a job of the refused request: %v, want NotFound", err)
+			}
+		}
+	})
+}
+
 // TestStoreAuthEpoch: every change that can end a key's validity (a
 // status change, a revocation) moves the auth epoch once, in its own
 // transaction; a change that did not happen does not.
