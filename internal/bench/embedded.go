@@ -207,7 +207,7 @@ func deleteNamespace(redisURL, ns string) {
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, pattern := range []string{"asynq:{" + ns + "}:*", ns + ":*"} {
+	for _, pattern := range []string{"asynq:{" + ns + "}:*", "herald:{" + ns + "}:*", ns + ":*"} {
 		iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
 		var keys []string
 		for iter.Next(ctx) {
