@@ -187,9 +187,11 @@ func (q *Redis) enqueue(ctx context.Context, id string, after time.Duration) err
 }
 
 // Len returns the number of ids waiting in Redis for a worker of any node
-// (asynq's pending tasks; not those running, deferred or retained), as
-// Memory.Len does for its own queue. It asks asynq's Inspector, a few small
-// Redis calls that take no context: ctx is only checked before them.
+// (those of asynq's pending tasks, a batch counting its ids; not those
+// running, deferred or retained), as Memory.Len does for its own queue. It
+// asks asynq's Inspector, whose calls take no context (ctx is only checked
+// before them), and reads every pending task when there are any: a tool
+// for tests and diagnostics, not for a hot path.
 func (q *Redis) Len(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
