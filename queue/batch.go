@@ -20,7 +20,7 @@ import (
 // time) travel as one asynq task: asynq's enqueue, dequeue and completion
 // scripts run once for them all instead of once per id, which is most of
 // the Redis work of a send. An id enqueued alone is a task of its own
-// whose TaskID is the id, as before.
+// whose TaskID is the id.
 //
 // A batch must never run an id that a task of its own also runs (the
 // second would find the job running and make it uncertain). So a batch
