@@ -15,12 +15,18 @@
 // from the engine, one file per resource holding its type, its verbs, its
 // filter and its update:
 //
-//	eng.Accounts()  Create, Get, List, Update
-//	eng.Keys()      Create, Import, Get, List, Revoke, Authenticate, Admit
-//	eng.Bots()      Create, Get, List
-//	eng.Targets()   Bind, Get, List
-//	eng.Jobs()      Get, ByIdempotencyKey, Cancel, Resolve
-//	eng.Ledger()    List, SetBalance
+//	eng.Accounts()   Create, Get, List, Update
+//	eng.Users()      Create, Get, Me, List, Remove, ResetPassword, ChangePassword
+//	eng.Sessions()   SignUpMode, SignUp, SignIn, Authenticate, List, SignOut, SignOutEverywhere
+//	eng.Invites()    Create, List, Revoke
+//	eng.Keys()       Create, Import, Get, List, Revoke, Authenticate, Admit
+//	eng.Bots()       Create, Check, Verify, Get, List, Update, UpdateVerified, Delete
+//	eng.Targets()    Bind, Get, List, Update, Unbind
+//	eng.BindCodes()  Create, Get, List, Revoke
+//	eng.Events()     Webhook, Status
+//	eng.Jobs()       Get, ByIdempotencyKey, List, Count, Cancel, Resolve
+//	eng.Ledger()     List, Grant, SetBalance
+//	eng.Audit()      List
 //
 // Services rather than one type with a verb per resource and action (as
 // river's JobGet, JobList, …) because the management of a service run for
