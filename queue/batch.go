@@ -179,9 +179,7 @@ func (q *Redis) enqueueBatch(ctx context.Context, ids []string) error {
 		}
 		return nil
 	}
-	_, err = q.client.EnqueueContext(ctx, asynq.NewTask(batchType, []byte(strings.Join(ids, ","))),
-		asynq.TaskID(bid), asynq.Queue(q.opts.Namespace), asynq.MaxRetry(q.opts.MaxRetry),
-		asynq.Timeout(q.opts.Timeout), asynq.Retention(q.opts.Retention))
+	_, err = q.client.EnqueueContext(ctx, asynq.NewTask(batchType, []byte(strings.Join(ids, ","))), q.taskOptions(bid)...)
 	if err != nil {
 		q.release(ids) // or, if that fails too, the reservation lapses (reserveGrace)
 		return err

@@ -156,10 +156,16 @@ func (q *Redis) Enqueue(ctx context.Context, ids ...string) error {
 	return nil
 }
 
+// taskOptions are the options of the task whose TaskID is id: one job's,
+// or a batch's.
+func (q *Redis) taskOptions(id string) []asynq.Option {
+	return []asynq.Option{asynq.TaskID(id), asynq.Queue(q.opts.Namespace), asynq.MaxRetry(q.opts.MaxRetry),
+		asynq.Timeout(q.opts.Timeout), asynq.Retention(q.opts.Retention)}
+}
+
 // enqueue writes id as a task of its own, due after a wait.
 func (q *Redis) enqueue(ctx context.Context, id string, after time.Duration) error {
-	opts := []asynq.Option{asynq.TaskID(id), asynq.Queue(q.opts.Namespace), asynq.MaxRetry(q.opts.MaxRetry),
-		asynq.Timeout(q.opts.Timeout), asynq.Retention(q.opts.Retention)}
+	opts := q.taskOptions(id)
 	if after > 0 {
 		opts = append(opts, asynq.ProcessIn(after))
 	}
