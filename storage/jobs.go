@@ -15,20 +15,21 @@ const jobColumns = "seq, id, account_id, bot_id, target_id, platform, target_typ
 	"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms, " +
 	"resolved_ms, resolved_by, note, retry_ms"
 
+// insertJobPrefix names the columns a new job is written with, in the
+// order of jobArgs and jobArrays.
+const insertJobPrefix = "INSERT INTO jobs (id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
+	"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms) "
+
 // The hot statements of a job's life, prepared once.
 const (
-	insertJobSQL = "INSERT INTO jobs (id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
-		"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms) " +
-		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	insertJobSQL = insertJobPrefix + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	// insertJobReturningSQL returns the new seq where the database has no
 	// last insert id (PostgreSQL).
 	insertJobReturningSQL = insertJobSQL + " RETURNING seq"
 	// insertJobsSQL inserts the jobs of one request in one statement where
 	// the database takes arrays (PostgreSQL: a batch of 50 targets is one
 	// round trip, not 50), returning each new seq by id.
-	insertJobsSQL = "INSERT INTO jobs (id, account_id, bot_id, target_id, platform, target_type, msg_type, content, image_url, wakeup, " +
-		"state, cost, attempts, error, platform_index, idem_key, created_ms, updated_ms, started_ms, finished_ms, expires_ms) " +
-		"SELECT * FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::boolean[], " +
+	insertJobsSQL = insertJobPrefix + "SELECT * FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::boolean[], " +
 		"?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) " +
 		"RETURNING id, seq"
 	selectJobSQL = "SELECT " + jobColumns + " FROM jobs WHERE id = ?"
