@@ -240,6 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		tgt      target
 		servers  nodes
 		platform *Platform
+		analyze  func(context.Context) error
 	)
 	if cfg.URL != "" {
 		rep.Server = "url"
@@ -251,7 +252,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		defer e.close()
-		servers, platform, tgt = e.nodes, e.platform, e.target
+		servers, platform, tgt, analyze = e.nodes, e.platform, e.target, e.analyze
 		rep.Server = e.kind
 		rep.BatchSize = cfg.BatchSize
 		rep.Workers = cfg.Workers
@@ -300,6 +301,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		l.halt(time.Second)
 		stopProgress()
 		return nil, err
+	}
+	if analyze != nil {
+		// The statistics of the tables as the warm-up left them, as a
+		// running installation has them (see analyzeSchema).
+		if err := analyze(ctx); err != nil {
+			l.halt(time.Second)
+			stopProgress()
+			return nil, err
+		}
 	}
 	var waitProfiles func() error
 	if servers != nil {

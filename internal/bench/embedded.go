@@ -27,6 +27,9 @@ type embedded struct {
 	nodes    nodes
 	target   target
 	cleanup  []func()
+	// analyze, on PostgreSQL, gathers the statistics of the run's tables
+	// (see analyzeSchema).
+	analyze func(ctx context.Context) error
 }
 
 func (e *embedded) close() {
@@ -77,6 +80,7 @@ func startEmbedded(ctx context.Context, cfg *Config, id string) (_ *embedded, er
 		}
 		base := cfg.DB
 		e.cleanup = append(e.cleanup, func() { dropSchema(base, schema) })
+		e.analyze = func(ctx context.Context) error { return analyzeSchema(ctx, base, schema) }
 	default:
 		if _, err := os.Stat(db); err == nil {
 			return nil, fmt.Errorf("--db %s exists: the benchmark writes its own data and needs a new SQLite file (or leave --db out)", db)
@@ -183,6 +187,26 @@ func withSchema(ctx context.Context, dsn, schema string, asyncCommit bool) (stri
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// analyzeSchema gathers the statistics of the tables in schema, as
+// autovacuum does for a running installation within a minute of its
+// tables growing. A run's schema is new: without statistics PostgreSQL
+// takes its tables for ten pages long and plans the statements that join
+// jobs to an array of ids (the moves of a batch) as a scan of the whole
+// table, a plan it keeps while the table grows, so that a run measured a
+// cost that grows with its length, or not, depending on whether
+// autovacuum happened to visit during it.
+func analyzeSchema(ctx context.Context, dsn, schema string) error {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `ANALYZE "`+schema+`".jobs, "`+schema+`".idempotency, "`+schema+`".backlog`); err != nil {
+		return fmt.Errorf("analyze the benchmark's tables: %w", err)
+	}
+	return nil
 }
 
 func dropSchema(dsn, schema string) {

@@ -38,3 +38,48 @@ func TestSchemaSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeSchema: after the warm-up the run's tables have statistics
+// (PostgreSQL records -1 tuples for a table never analyzed), so that the
+// measured time is planned as a running installation plans it.
+func TestAnalyzeSchema(t *testing.T) {
+	base := testkit.PostgresURL(t)
+	ctx := context.Background()
+	schema := "herald_bench_t" + runID()
+	dsn, err := withSchema(ctx, base, schema, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dropSchema(base, schema) })
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, stmt := range []string{
+		"CREATE TABLE jobs (id BIGINT PRIMARY KEY) WITH (autovacuum_enabled = false)", // no analyze but the run's
+		"CREATE TABLE idempotency (id BIGINT PRIMARY KEY)",
+		"CREATE TABLE backlog (id BIGINT PRIMARY KEY)",
+		"INSERT INTO jobs SELECT generate_series(1, 3000)",
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tuples := func() float64 {
+		var n float64
+		if err := db.QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE oid = 'jobs'::regclass").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := tuples(); n != -1 {
+		t.Fatalf("before: jobs has %v tuples in its statistics, want -1 (never analyzed)", n)
+	}
+	if err := analyzeSchema(ctx, base, schema); err != nil {
+		t.Fatal(err)
+	}
+	if n := tuples(); n != 3000 {
+		t.Errorf("after: jobs has %v tuples in its statistics, want 3000", n)
+	}
+}
