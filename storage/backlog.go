@@ -43,6 +43,19 @@ func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPe
 		return nil
 	}
 	slices.Sort(bots) // one lock order for every transaction
+	if q.store.dialect.backlogShards {
+		return q.atomic(ctx, func(ctx context.Context, q queries) error {
+			if err := q.reserveShards(ctx, totalRow, total, maxTotal); err != nil {
+				return err
+			}
+			for _, id := range bots {
+				if err := q.reserveShards(ctx, id, perBot[id], maxPerBot); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
 		ok, err := q.addBacklog(ctx, totalRow, total, maxTotal)
 		if err != nil {
@@ -108,6 +121,12 @@ func (q queries) ReleaseBacklog(ctx context.Context, botID int64, n int) error {
 	}
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
 		for _, id := range [2]int64{totalRow, botID} {
+			if q.store.dialect.backlogShards {
+				if err := q.releaseShards(ctx, id, n, false); err != nil {
+					return err
+				}
+				continue
+			}
 			if _, err := q.exec(ctx, releaseBacklogSQL, n, n, id); err != nil {
 				return q.fail(err, "release backlog")
 			}
@@ -119,14 +138,11 @@ func (q queries) ReleaseBacklog(ctx context.Context, botID int64, n int) error {
 // Backlog implements push.Tx.
 func (q queries) Backlog(ctx context.Context, botID int64) (int, error) {
 	var n int64
-	err := q.r.NewSelect().Model((*backlogRow)(nil)).Column("n").Where("bot_id = ?", botID).Scan(ctx, &n)
-	if isNoRows(err) {
-		return 0, nil
-	}
+	err := q.r.NewSelect().Model((*backlogRow)(nil)).ColumnExpr("COALESCE(SUM(n), 0)").Where("bot_id = ?", botID).Scan(ctx, &n)
 	if err != nil {
 		return 0, q.fail(err, "read backlog")
 	}
-	return int(n), nil
+	return int(max(n, 0)), nil
 }
 
 // BacklogByPlatform returns the number of active (queued or running) jobs
@@ -193,7 +209,7 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 			want[totalRow] += a.N
 		}
 		var rows []backlogRow
-		if err := q.w.NewSelect().Model(&rows).Scan(ctx); err != nil {
+		if err := q.w.NewSelect().Model(&rows).Column("bot_id").ColumnExpr("SUM(n) AS n").Group("bot_id").Scan(ctx); err != nil {
 			return q.fail(err, "read backlog counters")
 		}
 		have := make(map[int64]int64, len(rows))
@@ -205,6 +221,13 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 		}
 		for bot, n := range want {
 			if cur, ok := have[bot]; ok && cur == n || !ok && n == 0 {
+				continue
+			}
+			if s.dialect.backlogShards {
+				if err := q.recountShards(ctx, bot, n); err != nil {
+					return err
+				}
+				fixed++
 				continue
 			}
 			row := backlogRow{BotID: bot, N: n}
@@ -227,6 +250,9 @@ func (q queries) closeBacklog(ctx context.Context, botID int64) error {
 		// Reservations of the batch made before must be counted (or
 		// refused) before the counter closes.
 		return errBatchUnfit
+	}
+	if q.store.dialect.backlogShards {
+		return q.closeShards(ctx, botID)
 	}
 	if _, err := q.exec(ctx, createBacklogSQL, botID); err != nil {
 		return q.fail(err, "create backlog counter")
@@ -332,6 +358,20 @@ func (b *backlogBatch) drop() {
 	}
 }
 
+// flushShards applies one counter's change of a batch to the first of its
+// rows free to take that fits it (see backlog_shards.go), or fails with
+// errBatchUnfit.
+func (q queries) flushShards(ctx context.Context, botID int64, d *backlogDelta) error {
+	if d.net > 0 {
+		ok, err := q.reserveShard(ctx, botID, d.net, d.max)
+		if err == nil && !ok {
+			err = errBatchUnfit
+		}
+		return err
+	}
+	return q.releaseShards(ctx, botID, -d.net, d.reserved > 0)
+}
+
 // flush applies the kept changes, the service's counter first, then the
 // bots' in ascending order (the order ReserveBacklog locks them in).
 func (b *backlogBatch) flush(ctx context.Context, q queries) error {
@@ -343,6 +383,12 @@ func (b *backlogBatch) flush(ctx context.Context, q queries) error {
 	for _, id := range ids {
 		d := b.kept[id]
 		if d.net == 0 && d.reserved == 0 {
+			continue
+		}
+		if q.store.dialect.backlogShards {
+			if err := q.flushShards(ctx, id, d); err != nil {
+				return err
+			}
 			continue
 		}
 		res, err := q.exec(ctx, flushBacklogSQL, d.net, d.net, id, d.reserved, d.net, d.max)

@@ -336,6 +336,7 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 		return nil, false, err
 	}
 	q := c.s.txQueries(tx)
+	q.grouped = true
 	if deferBacklog {
 		q.backlog = newBacklogBatch()
 		if c.s.dialect.batchMoves {
@@ -365,6 +366,7 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 			_ = tx.Rollback()
 			return nil, false, err
 		}
+		held := q.shards.clone()
 		ferr := r.fn(fctx, q)
 		cancel()
 		if errors.Is(ferr, errBatchUnfit) {
@@ -377,6 +379,7 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 				return nil, false, err
 			}
 			q.dropDeferred()
+			q.shards.restore(held) // its row locks ended with its savepoint
 			results[i] = c.s.dialect.classify(ferr)
 			if c.s.dialect.isRetryable != nil && c.s.dialect.isRetryable(ferr) {
 				results[i] = retryAlone{results[i]}

@@ -49,6 +49,10 @@ type dialect struct {
 	// (flushMovesSQL), and so are the new jobs of one request
 	// (insertJobsSQL).
 	batchMoves bool
+	// backlogShards says that a backlog counter is backlogShards rows
+	// (see backlog_shards.go): transactions run concurrently and would
+	// otherwise wait for each other's commit at the counter's one row.
+	backlogShards bool
 	// migrationLock and migrationUnlock take and release a session lock
 	// that serializes migrating among processes; "" where the migrations'
 	// own transactions do.

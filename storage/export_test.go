@@ -35,3 +35,14 @@ func CloseBacklog(ctx context.Context, s *Store, botID int64) error {
 // UnfitBatches returns how many batches ran again because their backlog
 // reservations did not fit together.
 func UnfitBatches(s *Store) int64 { return s.commit.unfit.Load() }
+
+// UnshardBacklog takes migration 30 back (a counter in one row) and
+// forgets it was applied, as on a database from before it.
+func UnshardBacklog(ctx context.Context, s *Store) error {
+	for _, stmt := range append(backlogShardsDown(), "DELETE FROM herald_migrations WHERE name = '20261127000030'") {
+		if _, err := s.w.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -98,6 +98,7 @@ func (s *Store) migrator() (*migrate.Migrator, error) {
 	registerColumns(ms)
 	registerPresence(ms)
 	registerRetry(ms)
+	registerBacklogShards(ms)
 	return migrate.NewMigrator(s.w, ms,
 		migrate.WithTemplateData(s.dialect),
 		migrate.WithMarkAppliedOnSuccess(true),

@@ -104,6 +104,7 @@ func postgresDialect() dialect {
 		},
 		lockReads:       true,
 		batchMoves:      true,
+		backlogShards:   true,
 		placeholders:    dollarPlaceholders,
 		migrationLock:   "SELECT pg_advisory_lock(" + pgMigrationLockKey + ")",
 		migrationUnlock: "SELECT pg_advisory_unlock(" + pgMigrationLockKey + ")",

@@ -87,7 +87,10 @@ func dollarPlaceholders(query string) string {
 // transaction on SQLite's one writer connection, preparing on the writer
 // pool would wait for the connection the transaction holds.
 func preparedStatements(d dialect) []string {
-	batched := []string{flushBacklogSQL}
+	batched := []string{flushBacklogSQL, addBacklogSQL, createBacklogSQL, releaseBacklogSQL}
+	if d.backlogShards {
+		batched = []string{reserveShardSQL, releaseShardSQL, reserveShardWaitSQL + returningShard, releaseShardWaitSQL + returningShard}
+	}
 	if d.batchMoves {
 		batched = append(batched, flushMovesSQL, insertJobsSQL,
 			withIdempotencySQL+insertJobReturningSQL, withIdempotencySQL+insertJobsSQL)
@@ -95,7 +98,6 @@ func preparedStatements(d dialect) []string {
 	return append(batched,
 		insertJobSQL, insertJobReturningSQL, selectJobSQL, moveJobSQL, moveJobReturningSQL,
 		selectIdempotencySQL, insertIdempotencySQL,
-		addBacklogSQL, createBacklogSQL, releaseBacklogSQL,
 		chargeSQL, insertLedgerSQL,
 		selectAuthEpochSQL, bumpAuthEpochSQL, selectCatalogEpochSQL, bumpCatalogEpochSQL,
 		"SAVEPOINT herald_tx", "ROLLBACK TO SAVEPOINT herald_tx", "RELEASE SAVEPOINT herald_tx",

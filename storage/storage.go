@@ -179,11 +179,20 @@ type queries struct {
 	// moves, in such a batch on PostgreSQL, collects the moves of jobs
 	// whose state the mover knew (nil: each is made at once).
 	moves *moveBatch
+	// shards are the backlog counters' rows the transaction holds (nil
+	// outside one, or where a counter is one row).
+	shards heldShards
+	// grouped says that the transaction is a batch of the group commit.
+	grouped bool
 }
 
 // txQueries are the operations inside the transaction tx.
 func (s *Store) txQueries(tx bun.Tx) queries {
-	return queries{r: tx, w: tx, store: s, tx: tx.Tx, txStmts: make(txStmts)}
+	q := queries{r: tx, w: tx, store: s, tx: tx.Tx, txStmts: make(txStmts)}
+	if s.dialect.backlogShards {
+		q.shards = make(heldShards)
+	}
+	return q
 }
 
 // atomic runs fn in a transaction: the current one inside Update, or a new

@@ -760,7 +760,7 @@ func TestStoreMigrationsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"20261121000001 applied", "20261121000002 applied", "20261121000003 applied", "20261124000004 applied", "20261124000005 applied", "20261124000006 applied", "20261124000007 applied", "20261125000010 applied", "20261125000011 applied", "20261125000020 applied"}
+		want := []string{"20261121000001 applied", "20261121000002 applied", "20261121000003 applied", "20261124000004 applied", "20261124000005 applied", "20261124000006 applied", "20261124000007 applied", "20261125000010 applied", "20261125000011 applied", "20261125000020 applied", "20261127000030 applied"}
 		if diff := cmp.Diff(want, status); diff != "" {
 			t.Fatalf("migration status (-want +got):\n%s", diff)
 		}
