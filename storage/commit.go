@@ -67,6 +67,13 @@ type committer struct {
 	callers sync.WaitGroup
 	stopped chan struct{}
 
+	// busySince is when the first loop's batch began (Unix nanoseconds;
+	// 0 while it waits); overflow tells the other loops that it has run
+	// for overflowAfter; primaryDone is closed when the first loop ends.
+	busySince   atomic.Int64
+	overflow    chan struct{}
+	primaryDone chan struct{}
+
 	grouped atomic.Int64 // transactions committed in a batch of more than one
 	bare    atomic.Int64 // of those, committed in a batch run without savepoints
 	redone  atomic.Int64 // batches run without savepoints that a failure rolled back
@@ -74,18 +81,33 @@ type committer struct {
 	unfit   atomic.Int64 // batches run again because their backlog reservations did not fit together
 }
 
-// newCommitter starts a committer with loops batches under way at once:
-// one where the database has one writer (SQLite), more where it runs
-// transactions side by side (PostgreSQL), so that a batch's round trips
-// overlap with another's commit.
+// newCommitter starts a committer with up to loops batches under way at
+// once: one where the database has one writer (SQLite), more where it
+// runs transactions side by side (PostgreSQL). The first loop takes every
+// batch it can; the others are its overflow: they take the transactions
+// waiting only once the first loop's batch has run for overflowAfter (a
+// large request, a slow commit) or more wait than a batch holds (a
+// burst), so that a batch's round trips overlap with another's commit
+// then, while quick commits leave the transactions that come meanwhile to
+// the next batch of the first loop, which then carries more of them for
+// the price of one commit. (Two loops that each took what came gave a
+// lone transaction to whichever was idle: with two API nodes and two
+// workers on PostgreSQL, 0.9 commits per send instead of 0.7.)
 func newCommitter(s *Store, loops, maxBatch int) *committer {
-	c := &committer{s: s, maxBatch: maxBatch, reqs: make(chan *txRequest, 4*maxBatch), stopped: make(chan struct{})}
+	c := &committer{s: s, maxBatch: maxBatch, reqs: make(chan *txRequest, 4*maxBatch), stopped: make(chan struct{}),
+		overflow: make(chan struct{}, 1), primaryDone: make(chan struct{})}
+	loops = max(loops, 1)
 	var running sync.WaitGroup
-	for range max(loops, 1) {
-		running.Add(1)
+	running.Add(loops)
+	go func() {
+		defer running.Done()
+		defer close(c.primaryDone)
+		c.loop(loops > 1)
+	}()
+	for range loops - 1 {
 		go func() {
 			defer running.Done()
-			c.loop()
+			c.overflowLoop()
 		}()
 	}
 	go func() {
@@ -94,6 +116,12 @@ func newCommitter(s *Store, loops, maxBatch int) *committer {
 	}()
 	return c
 }
+
+// overflowAfter is how long the first loop's batch runs before the other
+// loops take the transactions waiting: longer than a commit of a batch of
+// sends takes on a loaded PostgreSQL (at 3 ms the other loop took part
+// in most of them), shorter than a batch of a large request's jobs.
+const overflowAfter = 8 * time.Millisecond
 
 // errClosed is the answer to a transaction submitted after Close.
 func errClosed() error {
@@ -164,8 +192,16 @@ func (c *committer) close() {
 	<-c.stopped
 }
 
-func (c *committer) loop() {
+// loop is the first loop; with overflow it tells the other loops when a
+// batch of its runs for overflowAfter.
+func (c *committer) loop(overflow bool) {
 	batch := make([]*txRequest, 0, c.maxBatch)
+	signal := func() {
+		select {
+		case c.overflow <- struct{}{}:
+		default:
+		}
+	}
 	for first := range c.reqs {
 		batch = append(batch[:0], first)
 		// Let the goroutines that are ready to submit do so first: on a
@@ -173,21 +209,83 @@ func (c *committer) loop() {
 		// commit costs the same however many it carries) for a few
 		// microseconds of waiting.
 		runtime.Gosched()
-	more:
-		for len(batch) < c.maxBatch {
+		batch = c.more(batch)
+		if !overflow {
+			c.commit(batch)
+			clear(batch)
+			continue
+		}
+		c.busySince.Store(time.Now().UnixNano())
+		if len(batch) == c.maxBatch && len(c.reqs) > 0 {
+			signal() // more than a batch waits: a burst
+		}
+		t := time.AfterFunc(overflowAfter, signal)
+		c.commit(batch)
+		t.Stop()
+		c.busySince.Store(0)
+		clear(batch)
+	}
+}
+
+// more adds to batch the transactions waiting, up to a batch's size.
+func (c *committer) more(batch []*txRequest) []*txRequest {
+	for len(batch) < c.maxBatch {
+		select {
+		case r, ok := <-c.reqs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// overflowLoop is one of the other loops: told that the first loop's
+// batch has run for overflowAfter, or that more transactions wait than a
+// batch holds, it commits those that wait, and those that come while that
+// batch runs.
+func (c *committer) overflowLoop() {
+	batch := make([]*txRequest, 0, c.maxBatch)
+	recheck := time.NewTimer(overflowAfter)
+	defer recheck.Stop()
+	for {
+		select {
+		case <-c.overflow:
+		case <-c.primaryDone:
+			return
+		}
+		for {
+			if batch = c.more(batch[:0]); len(batch) > 0 {
+				c.commit(batch)
+				clear(batch)
+				continue
+			}
+			if !c.primaryHeld() {
+				break
+			}
+			recheck.Reset(overflowAfter)
 			select {
 			case r, ok := <-c.reqs:
 				if !ok {
-					break more
+					return
 				}
-				batch = append(batch, r)
-			default:
-				break more
+				batch = c.more(append(batch[:0], r))
+				c.commit(batch)
+				clear(batch)
+			case <-recheck.C:
 			}
 		}
-		c.commit(batch)
-		clear(batch)
 	}
+}
+
+// primaryHeld reports whether the first loop's batch has run for
+// overflowAfter.
+func (c *committer) primaryHeld() bool {
+	since := c.busySince.Load()
+	return since != 0 && time.Since(time.Unix(0, since)) >= overflowAfter
 }
 
 // commit runs one batch.

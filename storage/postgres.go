@@ -32,7 +32,8 @@ const defaultPGConns = 10
 // under way make each smaller: measured with herald bench (single, one
 // node, durable PostgreSQL), four gave 690–777 sends/s at 0.42 commits
 // and 1.1 ms of PostgreSQL CPU per send, two 930–1,032/s at 0.24 commits
-// and 0.5–0.7 ms, one 844/s.
+// and 0.5–0.7 ms, one 844/s. The second batch runs only when the first
+// is slow or more transactions wait than it holds (see newCommitter).
 func pgBatches(conns int) int { return max(1, min(2, conns/2)) }
 
 // IsPostgres reports whether dsn names a PostgreSQL database

@@ -124,6 +124,9 @@ func TestPostgresDeadlockRetried(t *testing.T) {
 	}
 	errs := make(chan error, 2)
 	go func() { errs <- run(0, 1) }()
+	// The second starts once the first holds its row: in a batch of its
+	// own (the first's has run long enough for another to start).
+	<-ready[0]
 	go func() { errs <- run(1, 0) }()
 	for i := 0; i < 2; i++ {
 		if err := <-errs; err != nil {
