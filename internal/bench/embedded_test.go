@@ -8,6 +8,23 @@ import (
 	"github.com/heraldpush/herald/internal/testkit"
 )
 
+// runSchema makes a run's schema in the database of base, dropped when the
+// test ends, and opens a connection pool in it.
+func runSchema(t *testing.T, base string, async bool) (string, *sql.DB) {
+	t.Helper()
+	schema := "herald_bench_t" + runID()
+	dsn, err := withSchema(context.Background(), base, schema, async)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dropSchema(base, schema) })
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema, db
+}
+
 // TestSchemaSessions: the run's PostgreSQL URL puts its sessions in the
 // run's schema and, with --pg-async-commit only, turns synchronous_commit
 // off (commits not durable), as a session's own setting; without, the
@@ -20,18 +37,9 @@ func TestSchemaSessions(t *testing.T) {
 		async bool
 		want  string
 	}{{false, "on"}, {true, "off"}} {
-		schema := "herald_bench_t" + runID()
-		dsn, err := withSchema(ctx, base, schema, tt.async)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { dropSchema(base, schema) })
-		db, err := sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		schema, db := runSchema(t, base, tt.async)
 		var commit, path string
-		err = db.QueryRowContext(ctx, "SELECT current_setting('synchronous_commit'), current_schema()").Scan(&commit, &path)
+		err := db.QueryRowContext(ctx, "SELECT current_setting('synchronous_commit'), current_schema()").Scan(&commit, &path)
 		db.Close()
 		if err != nil || commit != tt.want || path != schema {
 			t.Errorf("async commit %v: synchronous_commit %q in schema %q (%v), want %q in %q", tt.async, commit, path, err, tt.want, schema)
@@ -45,16 +53,7 @@ func TestSchemaSessions(t *testing.T) {
 func TestAnalyzeSchema(t *testing.T) {
 	base := testkit.PostgresURL(t)
 	ctx := context.Background()
-	schema := "herald_bench_t" + runID()
-	dsn, err := withSchema(ctx, base, schema, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dropSchema(base, schema) })
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema, db := runSchema(t, base, false)
 	defer db.Close()
 	for _, stmt := range []string{
 		"CREATE TABLE jobs (id BIGINT PRIMARY KEY) WITH (autovacuum_enabled = false)", // no analyze but the run's
