@@ -63,8 +63,7 @@ func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPe
 		}
 		if !ok {
 			n, _ := q.Backlog(ctx, totalRow)
-			return &push.Error{Kind: push.TooMany, Reason: "backlog_full", RetryAfter: 5 * time.Second,
-				Message: fmt.Sprintf("the service queue is full: %d messages are waiting (limit %d); retry later", n, maxTotal)}
+			return backlogFull(totalRow, n, maxTotal)
 		}
 		for _, id := range bots {
 			ok, err := q.addBacklog(ctx, id, perBot[id], maxPerBot)
@@ -74,16 +73,31 @@ func (q queries) ReserveBacklog(ctx context.Context, perBot map[int64]int, maxPe
 			if !ok {
 				var row backlogRow
 				if err := q.w.NewSelect().Model(&row).Where("bot_id = ?", id).Scan(ctx); err == nil && row.Closed {
-					// DeleteBot closed the counter: the bot is gone.
-					return push.Errorf(push.NotFound, "bot_not_found", "bot %d does not exist in your account: check the bot id", id)
+					return botGone(id)
 				}
 				n, _ := q.Backlog(ctx, id)
-				return &push.Error{Kind: push.TooMany, Reason: "backlog_full", RetryAfter: 5 * time.Second,
-					Message: fmt.Sprintf("the queue of bot %d is full: %d messages are waiting (limit %d); retry after some are sent", id, n, maxPerBot)}
+				return backlogFull(id, n, maxPerBot)
 			}
 		}
 		return nil
 	})
+}
+
+// backlogFull is the refusal of a reservation that would pass the limit
+// of the bot's counter (the service's for totalRow), which counts n.
+func backlogFull(botID int64, n, limit int) error {
+	if botID == totalRow {
+		return &push.Error{Kind: push.TooMany, Reason: "backlog_full", RetryAfter: 5 * time.Second,
+			Message: fmt.Sprintf("the service queue is full: %d messages are waiting (limit %d); retry later", n, limit)}
+	}
+	return &push.Error{Kind: push.TooMany, Reason: "backlog_full", RetryAfter: 5 * time.Second,
+		Message: fmt.Sprintf("the queue of bot %d is full: %d messages are waiting (limit %d); retry after some are sent", botID, n, limit)}
+}
+
+// botGone is the refusal of a reservation at a closed counter: DeleteBot
+// closed it, the bot is gone.
+func botGone(botID int64) error {
+	return push.Errorf(push.NotFound, "bot_not_found", "bot %d does not exist in your account: check the bot id", botID)
 }
 
 // addBacklog counts n more active jobs on the bot's counter (the service's

@@ -2,11 +2,7 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"maps"
-	"time"
-
-	"github.com/heraldpush/herald/push"
 )
 
 // Backlog counters in shards (PostgreSQL). A counter of one row is a row
@@ -232,8 +228,7 @@ func (q queries) reserveShards(ctx context.Context, botID int64, n, limit int) e
 	var sum int64
 	for i, s := range shards {
 		if s.closed {
-			// DeleteBot closed the counter: the bot is gone.
-			return push.Errorf(push.NotFound, "bot_not_found", "bot %d does not exist in your account: check the bot id", botID)
+			return botGone(botID)
 		}
 		counts[i] = s.n
 		sum += s.n
@@ -291,16 +286,6 @@ func (q queries) releaseShards(ctx context.Context, botID int64, n int, open boo
 		return errBatchUnfit // closed (or none): the batch's reservations are refused alone
 	}
 	return err // no row: no counter, nothing to release
-}
-
-// backlogFull is the refusal of a reservation that would pass a limit.
-func backlogFull(botID int64, n, limit int) error {
-	if botID == totalRow {
-		return &push.Error{Kind: push.TooMany, Reason: "backlog_full", RetryAfter: 5 * time.Second,
-			Message: fmt.Sprintf("the service queue is full: %d messages are waiting (limit %d); retry later", n, limit)}
-	}
-	return &push.Error{Kind: push.TooMany, Reason: "backlog_full", RetryAfter: 5 * time.Second,
-		Message: fmt.Sprintf("the queue of bot %d is full: %d messages are waiting (limit %d); retry after some are sent", botID, n, limit)}
 }
 
 // closeShards closes the counter's rows, creating them first so that no
