@@ -202,6 +202,8 @@ func (c *committer) loop(overflow bool) {
 		default:
 		}
 	}
+	timer := time.AfterFunc(time.Hour, signal) // armed for each batch
+	timer.Stop()
 	for first := range c.reqs {
 		batch = append(batch[:0], first)
 		// Let the goroutines that are ready to submit do so first: on a
@@ -219,9 +221,9 @@ func (c *committer) loop(overflow bool) {
 		if len(batch) == c.maxBatch && len(c.reqs) > 0 {
 			signal() // more than a batch waits: a burst
 		}
-		t := time.AfterFunc(overflowAfter, signal)
+		timer.Reset(overflowAfter)
 		c.commit(batch)
-		t.Stop()
+		timer.Stop()
 		c.busySince.Store(0)
 		clear(batch)
 	}
