@@ -87,9 +87,10 @@ type heldShards map[int64]int32
 // has all locked (a slow path): it waits for nobody at the counter.
 const allShards = -2
 
-// clone returns a copy of h (nil for nil).
+// clone returns a copy of h (nil when h holds nothing, as before a
+// transaction's first count).
 func (h heldShards) clone() heldShards {
-	if h == nil {
+	if len(h) == 0 {
 		return nil
 	}
 	return maps.Clone(h)
