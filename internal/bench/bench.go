@@ -297,19 +297,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var costsBefore, costsAfter costReading
 	l.start()
 	stopProgress := progress(cfg.Progress, l, cfg)
-	if err := sleep(ctx, cfg.Warmup); err != nil {
+	err = sleep(ctx, cfg.Warmup)
+	if err == nil && analyze != nil {
+		// The statistics of the tables as the warm-up left them, as a
+		// running installation has them (see analyzeSchema).
+		err = analyze(ctx)
+	}
+	if err != nil {
 		l.halt(time.Second)
 		stopProgress()
 		return nil, err
-	}
-	if analyze != nil {
-		// The statistics of the tables as the warm-up left them, as a
-		// running installation has them (see analyzeSchema).
-		if err := analyze(ctx); err != nil {
-			l.halt(time.Second)
-			stopProgress()
-			return nil, err
-		}
 	}
 	var waitProfiles func() error
 	if servers != nil {
