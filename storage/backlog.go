@@ -196,9 +196,9 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 	var fixed int
 	err := s.runTx(ctx, func(ctx context.Context, q queries) error {
 		fixed = 0
-		if q.backlog.holds() {
+		if q.backlog.holds() || q.inserts.holds() {
 			// The counters are set from the jobs: the batch's changes
-			// made before must be in them first.
+			// and new jobs made before must be in them first.
 			return errBatchUnfit
 		}
 		if s.dialect.lockReads {

@@ -78,7 +78,8 @@ type committer struct {
 	bare    atomic.Int64 // of those, committed in a batch run without savepoints
 	redone  atomic.Int64 // batches run without savepoints that a failure rolled back
 	calm    atomic.Int64 // batches committed in a row with no function failing
-	unfit   atomic.Int64 // batches run again because their backlog reservations did not fit together
+	unfit   atomic.Int64 // batches run again because their deferred changes did not fit together
+	joined  atomic.Int64 // new requests inserted together at their batch's end
 }
 
 // newCommitter starts a committer with up to loops batches under way at
@@ -347,11 +348,13 @@ func (c *committer) commit(batch []*txRequest) {
 func (q queries) keepDeferred() {
 	q.backlog.keep()
 	q.moves.keep()
+	q.inserts.keep()
 }
 
 func (q queries) dropDeferred() {
 	q.backlog.drop()
 	q.moves.drop()
+	q.inserts.drop()
 }
 
 // retryAlone is the result of a batched transaction that the database
@@ -368,8 +371,10 @@ func (c *committer) together(batch []*txRequest) ([]error, error) {
 	results, err := c.tryTogether(batch, true)
 	if errors.Is(err, errBatchUnfit) {
 		c.unfit.Add(1)
-		// The batch's reservations did not fit together (or a counter
-		// is closed or new): each transaction counts its own now.
+		// The batch's deferred changes did not fit together (a
+		// reservation, a counter closed or new, a job moved meanwhile,
+		// a key taken, a read of jobs a request of the batch made):
+		// each transaction makes its own at once now.
 		results, err = c.tryTogether(batch, false)
 	}
 	return results, err
@@ -441,6 +446,7 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 		q.backlog = newBacklogBatch()
 		if c.s.dialect.batchMoves {
 			q.moves = new(moveBatch)
+			q.inserts = new(insertBatch)
 		}
 	}
 	results = make([]error, len(batch))
@@ -492,6 +498,14 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 			return nil, false, err
 		}
 	}
+	var joined int
+	if q.inserts != nil {
+		joined = len(q.inserts.kept)
+		if err := q.inserts.flush(bg, q); err != nil {
+			_ = tx.Rollback()
+			return nil, false, err
+		}
+	}
 	if q.moves != nil {
 		if err := q.moves.flush(bg, q); err != nil {
 			_ = tx.Rollback()
@@ -507,5 +521,6 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 	if err := tx.Commit(); err != nil {
 		return nil, false, err
 	}
+	c.joined.Add(int64(joined))
 	return results, true, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -399,6 +401,137 @@ func TestBatchedMovesStayExact(t *testing.T) {
 			if err != nil || got.State != push.StateSucceeded || got.PlatformIndex != fmt.Sprint("p", i) || !got.FinishedAt.Equal(at) || got.Attempts != 1 {
 				t.Errorf("job %d after its outcome: %+v, %v", i, got, err)
 			}
+		}
+	})
+}
+
+// TestBatchedRequestsStayExact: new requests made by the transactions of
+// one batch are inserted together at its end on PostgreSQL, and what each
+// transaction sees and gets is what it would have at once: a request that
+// fails after CreateRequest leaves nothing, of two requests racing for one
+// key exactly one commits and the other is refused as a duplicate, every
+// committed job has the MessageID it is stored with, and a transaction
+// that lists the queued jobs after creating its own finds its own.
+func TestBatchedRequestsStayExact(t *testing.T) {
+	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 0)
+		if calm {
+			storage.Calm(s)
+		}
+		errBoom := errors.New("boom")
+		// Three races, one after the other: requests that commit, fail or
+		// have no key; requests of which two race for each key (with
+		// some that commit); requests that list the queued jobs.
+		const plain, racing, listers = 60, 40, 20
+		const n = plain + racing + listers
+		type request struct {
+			kind int // 0 commits, 1 fails after CreateRequest, 2 races another for its key, 3 has no key, 4 lists the queued jobs
+			key  string
+			jobs []*push.Job
+			seen bool // kind 4: its own job was among the queued
+		}
+		reqs := make([]request, n)
+		for i := range reqs {
+			r := &reqs[i]
+			r.key = fmt.Sprint("key-", i)
+			switch {
+			case i < plain:
+				r.kind = []int{0, 1, 3}[i%3]
+			case i < plain+racing:
+				if i%2 == 0 {
+					r.kind, r.key = 2, fmt.Sprint("raced-", i/4) // two requests per key
+				}
+			default:
+				r.kind = 4
+			}
+			if r.kind == 3 {
+				r.key = ""
+			}
+			for k := range 1 + i%2 {
+				r.jobs = append(r.jobs, newJob(a, b, tg, fmt.Sprint("m", i, "-", k)))
+			}
+		}
+		lost := func(err error) bool { return errors.Is(err, errBoom) || push.ReasonOf(err) == push.ReasonDuplicate }
+		submit := func(i int) error {
+			r := &reqs[i]
+			return s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				var rec *push.IdempotencyRecord
+				if r.key != "" {
+					rec = &push.IdempotencyRecord{AccountID: a.ID, Key: r.key, Kind: push.RequestKindSingle, Fingerprint: "f", CreatedAt: t0}
+					for _, j := range r.jobs {
+						rec.JobIDs = append(rec.JobIDs, j.ID)
+					}
+				}
+				if err := tx.(push.RequestCreator).CreateRequest(ctx, rec, r.jobs); err != nil {
+					return err
+				}
+				switch r.kind {
+				case 1:
+					return errBoom
+				case 4:
+					ids, err := tx.QueuedJobs(ctx, b.ID, tg.ID)
+					if err != nil {
+						return err
+					}
+					r.seen = slices.Contains(ids, r.jobs[0].ID)
+				}
+				return nil
+			})
+		}
+		var won []bool
+		for _, from := range []int{0, plain, plain + racing} {
+			to := map[int]int{0: plain, plain: plain + racing, plain + racing: n}[from]
+			won = append(won, race(t, to-from, func(i int) error { return submit(from + i) }, lost)...)
+			if from == 0 && strings.HasPrefix(dsn, "postgres") && storage.JoinedRequests(s) == 0 {
+				t.Errorf("no request was inserted together with its batch's others: that path was not exercised")
+			}
+		}
+		messageIDs := map[int64]string{}
+		raced := map[string]int{}
+		for i, r := range reqs {
+			if r.kind == 1 && won[i] {
+				t.Fatalf("request %d failed after CreateRequest and still committed", i)
+			}
+			if r.kind == 4 && won[i] && !r.seen {
+				t.Errorf("request %d listed the queued jobs after creating its own and did not find it", i)
+			}
+			if r.kind == 2 && won[i] {
+				raced[r.key]++
+			}
+			for _, j := range r.jobs {
+				got, err := s.Job(ctx, j.ID)
+				switch {
+				case !won[i]:
+					if push.KindOf(err) != push.NotFound {
+						t.Errorf("request %d failed, but its job %s was written (%v)", i, j.ID, err)
+					}
+				case err != nil:
+					t.Errorf("request %d committed, but its job %s: %v", i, j.ID, err)
+				case j.MessageID <= 0 || got.MessageID != j.MessageID:
+					t.Errorf("request %d's job %s: MessageID %d, stored %d", i, j.ID, j.MessageID, got.MessageID)
+				case messageIDs[j.MessageID] != "":
+					t.Errorf("jobs %s and %s have the one MessageID %d", messageIDs[j.MessageID], j.ID, j.MessageID)
+				default:
+					messageIDs[j.MessageID] = j.ID
+				}
+			}
+			rec, err := s.Idempotency(ctx, a.ID, r.key)
+			switch {
+			case r.key == "":
+			case won[i] && (err != nil || rec.JobIDs[0] != r.jobs[0].ID):
+				t.Errorf("request %d committed, but its record: %+v, %v", i, rec, err)
+			case !won[i] && r.kind != 2 && push.KindOf(err) != push.NotFound:
+				t.Errorf("request %d failed, but its record was written (%v)", i, err)
+			}
+		}
+		for k, wins := range raced {
+			if wins != 1 {
+				t.Errorf("key %s: %d requests committed it, want 1", k, wins)
+			}
+		}
+		if want := racing / 4; len(raced) != want {
+			t.Errorf("%d raced keys committed, want %d", len(raced), want)
 		}
 	})
 }

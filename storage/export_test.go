@@ -32,8 +32,9 @@ func CloseBacklog(ctx context.Context, s *Store, botID int64) error {
 	return s.runTx(ctx, func(ctx context.Context, q queries) error { return q.closeBacklog(ctx, botID) })
 }
 
-// UnfitBatches returns how many batches ran again because their backlog
-// reservations did not fit together.
+// UnfitBatches returns how many batches ran again because their deferred
+// changes (backlog reservations, job moves, new requests) did not fit
+// together.
 func UnfitBatches(s *Store) int64 { return s.commit.unfit.Load() }
 
 // UnshardBacklog takes migration 30 back (a counter in one row) and
@@ -46,3 +47,7 @@ func UnshardBacklog(ctx context.Context, s *Store) error {
 	}
 	return nil
 }
+
+// JoinedRequests returns how many new requests s inserted together at the
+// end of their batch (PostgreSQL).
+func JoinedRequests(s *Store) int64 { return s.commit.joined.Load() }

@@ -100,6 +100,10 @@ func (q queries) CreateJobs(ctx context.Context, jobs []*push.Job) error {
 // a data-modifying WITH of the jobs' insert), so that a keyed send's
 // accept is one round trip; elsewhere the two calls.
 func (q queries) CreateRequest(ctx context.Context, rec *push.IdempotencyRecord, jobs []*push.Job) error {
+	if q.inserts != nil && len(jobs) > 0 {
+		q.inserts.add(rec, jobs) // inserted at the batch's end
+		return nil
+	}
 	if rec == nil || q.store.dialect.lastInsertID || len(jobs) == 0 {
 		if rec != nil {
 			if err := q.CreateIdempotency(ctx, rec); err != nil {
@@ -378,6 +382,9 @@ func flag(b bool) int {
 
 // FindJobs implements push.Tx.
 func (q queries) FindJobs(ctx context.Context, s push.State, expiredBy time.Time, limit int) ([]string, error) {
+	if err := q.selectsJobs(); err != nil {
+		return nil, err
+	}
 	sel := q.r.NewSelect().Model((*jobRow)(nil)).Column("id").Where("state = ?", string(s))
 	if !expiredBy.IsZero() {
 		sel = sel.Where("expires_ms <= ?", toMs(expiredBy))
@@ -395,6 +402,9 @@ func (q queries) FindJobs(ctx context.Context, s push.State, expiredBy time.Time
 
 // QueuedJobs implements push.Tx.
 func (q queries) QueuedJobs(ctx context.Context, botID, targetID int64) ([]string, error) {
+	if err := q.selectsJobs(); err != nil {
+		return nil, err
+	}
 	sel := q.r.NewSelect().Model((*jobRow)(nil)).Column("id").Where("state = ?", string(push.StateQueued)).Where("bot_id = ?", botID)
 	if targetID != 0 {
 		sel = sel.Where("target_id = ?", targetID)
@@ -408,6 +418,9 @@ func (q queries) QueuedJobs(ctx context.Context, botID, targetID int64) ([]strin
 
 // ListJobs implements push.Tx.
 func (q queries) ListJobs(ctx context.Context, f push.JobFilter) ([]push.Job, error) {
+	if err := q.selectsJobs(); err != nil {
+		return nil, err
+	}
 	var rows []jobRow
 	sel := q.r.NewSelect().Model(&rows)
 	if f.AccountID != 0 {
@@ -450,6 +463,9 @@ func (q queries) ListJobs(ctx context.Context, f push.JobFilter) ([]push.Job, er
 
 // CountJobs implements push.Tx. It reads the index jobs_account_created.
 func (q queries) CountJobs(ctx context.Context, accountID int64, since time.Time) (map[push.State]int, error) {
+	if err := q.selectsJobs(); err != nil {
+		return nil, err
+	}
 	var rows []struct {
 		State string `bun:"state"`
 		N     int64  `bun:"n"`

@@ -179,6 +179,9 @@ type queries struct {
 	// moves, in such a batch on PostgreSQL, collects the moves of jobs
 	// whose state the mover knew (nil: each is made at once).
 	moves *moveBatch
+	// inserts, in such a batch on PostgreSQL, collects the new requests
+	// (idempotency records and jobs) of the batch's transactions.
+	inserts *insertBatch
 	// shards are the backlog counters' rows the transaction holds (nil
 	// outside one, or where a counter is one row).
 	shards heldShards
