@@ -158,7 +158,9 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 		n.Queue = queue.NewMemory(queue.MemoryOptions{Workers: c.Workers, Logger: log, RetryDelay: c.QueueRetryDelay})
 		po.Queue = n.Queue
 	} else {
-		rdb := redis.NewClient(c.Redis)
+		ro := *c.Redis
+		ro.Dialer = cluster.NewDialer(&ro)
+		rdb := redis.NewClient(&ro)
 		redisCalls = new(cluster.CommandCounter)
 		rdb.AddHook(redisCalls)
 		ns := c.RedisNamespace
