@@ -107,6 +107,7 @@ type Engine struct {
 	replays   replayCache
 	slots     SendSlots
 	jobBots   jobBots // the bots of recent jobs, by id
+	reads     jobReads
 
 	accounts AccountService
 	keys     KeyService

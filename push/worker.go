@@ -73,6 +73,13 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 		}
 		slotBot = botID
 	}
+	// Any other job is read with those that other workers start at the
+	// same moment (see jobReads); its claim checks it as it checks a
+	// planned one.
+	read := false
+	if !known {
+		planned, read = e.readJob(ctx, id)
+	}
 	// A platform's send slot is claimed once per start: a planned job
 	// found moved on (it waits to retry) is not paced a second time.
 	paced := false
@@ -98,7 +105,7 @@ func (e *Engine) start(ctx context.Context, id string) (started, error) {
 	err := e.update(ctx, func(ctx context.Context, tx Tx, ev *txEvents) error {
 		s, settled, wait, busyBot = started{}, false, 0, 0
 		j := planned
-		if !known {
+		if !known && !read {
 			var err error
 			if j, err = tx.Job(ctx, id); err != nil {
 				return err

@@ -218,6 +218,37 @@ func (q queries) Job(ctx context.Context, id string) (push.Job, error) {
 	return row.job(), nil
 }
 
+// selectJobsSQL reads jobs by an array of ids (PostgreSQL): one prepared
+// statement however many there are.
+const selectJobsSQL = "SELECT " + jobColumns + " FROM jobs WHERE id = ANY(?::text[])"
+
+// jobsByID reads the rows of the jobs ids that exist.
+func (q queries) jobsByID(ctx context.Context, ids []string) ([]jobRow, error) {
+	var rows []jobRow
+	if !q.store.dialect.batchMoves {
+		err := q.r.NewSelect().Model(&rows).Where("id IN (?)", inList(ids)).Scan(ctx)
+		return rows, err
+	}
+	st, done, err := q.stmt(ctx, false, selectJobsSQL)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rs, err := st.QueryContext(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		r, err := scanJob(rs.Scan)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return rows, rs.Err()
+}
+
 // Jobs implements push.Tx.
 func (q queries) Jobs(ctx context.Context, ids []string) ([]push.Job, error) {
 	if len(ids) == 0 {
@@ -230,8 +261,8 @@ func (q queries) Jobs(ctx context.Context, ids []string) ([]push.Job, error) {
 		}
 		return []push.Job{j}, nil
 	}
-	var rows []jobRow
-	if err := q.r.NewSelect().Model(&rows).Where("id IN (?)", inList(ids)).Scan(ctx); err != nil {
+	rows, err := q.jobsByID(ctx, ids)
+	if err != nil {
 		return nil, q.fail(err, "read jobs")
 	}
 	byID := make(map[string]push.Job, len(rows))
