@@ -40,6 +40,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.Workers, "workers", 0, "embedded server: jobs sent at once by each node that sends (0: concurrency × targets per request, more when the platform is slower than the sync wait)")
 	fs.BoolVar(&c.PGAsyncCommit, "pg-async-commit", false, "with a PostgreSQL --db: the nodes' sessions run with synchronous_commit off, a commit answered before it is on disk (NOT DURABLE: to see where the limit moves when the disk is not it; the report says so)")
 	fs.IntVar(&c.Nodes, "nodes", 1, "embedded server in the scale-out mode: herald serve nodes sharing the database and Redis, the load spread over them")
+	fs.IntVar(&c.NodeProcs, "node-procs", 0, "embedded server: each node's GOMAXPROCS (0: with more than one node, this machine's cores shared out among them, at least 1 each; with one, Go's default; -1: Go's default for every node)")
 	fs.IntVar(&c.WorkerNodes, "worker-nodes", 0, "embedded server in the scale-out mode: herald worker nodes; with any, the serve nodes are API only (--workers 0) and these send")
 	fs.DurationVar(&c.SyncWait, "sync-wait", 0, "embedded server: the synchronous wait (0: the server's default; 100ms for accept)")
 	fs.BoolVar(&c.Points, "points", false, "embedded server: enable the points system (the account gets a balance that lasts)")

@@ -94,6 +94,12 @@ type Config struct {
 	ServerArgs []string
 	// ServerEnv is herald serve's environment (nil: this process's).
 	ServerEnv []string
+	// NodeProcs is each node's GOMAXPROCS. 0: with more than one node
+	// (serve and worker) on this machine, its cores shared out among them
+	// (at least one each), as a node on a machine of its own would have
+	// its own; with one, Go's default. -1: Go's default for every node.
+	// A GOMAXPROCS in ServerEnv is kept unless NodeProcs is above 0.
+	NodeProcs int
 	// ProfileDir, when set, receives the server's CPU, allocation and heap
 	// profiles of the measured time (cpu.pprof, allocs.pprof, heap.pprof).
 	ProfileDir string
@@ -257,6 +263,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.BatchSize = cfg.BatchSize
 		rep.Workers = cfg.Workers
 		rep.Nodes, rep.WorkerNodes, rep.PGAsyncCommit = cfg.Nodes, cfg.WorkerNodes, cfg.PGAsyncCommit
+		rep.NodeProcs = e.procs
 		rep.SyncWaitMs = ms(cfg.SyncWait)
 		rep.Points = cfg.Points
 	}
@@ -468,6 +475,7 @@ type Report struct {
 	Workers           int     `json:"workers,omitempty"` // of each node that sends
 	Nodes             int     `json:"nodes,omitempty"`
 	WorkerNodes       int     `json:"worker_nodes,omitempty"`
+	NodeProcs         int     `json:"node_procs,omitempty"`      // each node's GOMAXPROCS; 0: Go's default
 	PGAsyncCommit     bool    `json:"pg_async_commit,omitempty"` // PostgreSQL commits not durable
 	Points            bool    `json:"points,omitempty"`
 
@@ -617,6 +625,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		if r.Points {
 			fmt.Fprint(w, ", points on")
+		}
+		if r.NodeProcs > 0 {
+			fmt.Fprintf(w, ", GOMAXPROCS %d per node", r.NodeProcs)
 		}
 		if r.PGAsyncCommit {
 			fmt.Fprint(w, ", PostgreSQL synchronous_commit off (NOT DURABLE: a bench setting)")

@@ -3,8 +3,12 @@ package bench
 import (
 	"context"
 	"database/sql"
+	"runtime"
+	"slices"
+	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/internal/testkit"
 )
 
@@ -80,5 +84,35 @@ func TestAnalyzeSchema(t *testing.T) {
 	}
 	if n := tuples(); n != 3000 {
 		t.Errorf("after: jobs has %v tuples in its statistics, want 3000", n)
+	}
+}
+
+// TestNodeEnv: the nodes of a run on one machine share its cores out
+// among them unless told otherwise, and one node keeps Go's default.
+func TestNodeEnv(t *testing.T) {
+	cpus := runtime.NumCPU()
+	base := []string{"PATH=/bin"}
+	tests := []struct {
+		name      string
+		cfg       Config
+		wantProcs int
+		wantEnv   []string
+	}{
+		{"one node", Config{Nodes: 1, ServerEnv: base}, 0, base},
+		{"four nodes", Config{Nodes: 2, WorkerNodes: 2, ServerEnv: base}, max(1, cpus/4), append(slices.Clone(base), "GOMAXPROCS="+strconv.Itoa(max(1, cpus/4)))},
+		{"GOMAXPROCS of the caller's", Config{Nodes: 2, ServerEnv: []string{"GOMAXPROCS=7"}}, 0, []string{"GOMAXPROCS=7"}},
+		{"told", Config{Nodes: 1, NodeProcs: 3, ServerEnv: []string{"GOMAXPROCS=7"}}, 3, []string{"GOMAXPROCS=7", "GOMAXPROCS=3"}},
+		{"Go's default", Config{Nodes: 4, NodeProcs: -1, ServerEnv: base}, 0, base},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env, procs := nodeEnv(&tc.cfg)
+			if procs != tc.wantProcs {
+				t.Errorf("GOMAXPROCS %d, want %d", procs, tc.wantProcs)
+			}
+			if diff := cmp.Diff(tc.wantEnv, env); diff != "" {
+				t.Errorf("environment (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
