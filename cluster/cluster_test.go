@@ -324,3 +324,65 @@ func TestNotifierBatchesPublications(t *testing.T) {
 		}
 	})
 }
+
+// TestNotifierAloneSkipsPublications: a node whose publications reach no
+// other node (Redis counts only its own subscription) publishes nothing
+// for a while, and its waiters are still told at once; a node that comes
+// meanwhile gets its notices once a publication counts it, and from then
+// on each at once.
+func TestNotifierAloneSkipsPublications(t *testing.T) {
+	eachRedis(t, func(t *testing.T, addr string) {
+		ns := testkit.RandomName("n_")
+		rdb := node(t, addr)
+		calls := new(cluster.CommandCounter)
+		rdb.AddHook(calls)
+		a := notifier(t, rdb, ns)
+		const n = 40
+		before := calls.Commands()
+		for i := range n {
+			id := fmt.Sprint("j", i)
+			onA, stop := a.Subscribe([]string{id})
+			if err := a.Notify(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, onA, id) // its own waiters, at once
+			stop()
+			time.Sleep(time.Millisecond) // its first publications come back to its subscription
+		}
+		if published := calls.Commands() - before; published > n/5 {
+			t.Errorf("a node alone published %d times for %d notices, want its first few only", published, n)
+		}
+
+		b := notifier(t, node(t, addr), ns)
+		onB, stop := b.Subscribe([]string{"late", "next"})
+		defer stop()
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			if err := a.Notify(ctx, "late"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case got := <-onB:
+				if got != "late" {
+					t.Fatalf("notice for %s, want late", got)
+				}
+			case <-time.After(50 * time.Millisecond):
+				if time.Now().After(deadline) {
+					t.Fatal("the node that came never got a notice")
+				}
+				continue
+			}
+			break
+		}
+		if err := a.Notify(ctx, "next"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-onB:
+			if got != "next" {
+				t.Fatalf("notice for %s, want next", got)
+			}
+		case <-time.After(500 * time.Millisecond): // less than aloneFor
+			t.Fatal("a notice after the other node was counted did not reach it at once")
+		}
+	})
+}

@@ -53,7 +53,21 @@ type Notifier struct {
 	waiting    []chan error
 
 	onSettled atomic.Pointer[func(push.Job)] // set by the engine (push.New)
+
+	// A node that no other node listens to publishes nothing (see
+	// aloneFor): heard is when its own subscription last delivered one of
+	// its publications (Unix nanoseconds), alone until when it skips
+	// them.
+	heard, alone atomic.Int64
 }
+
+// aloneFor is how long a node whose publication reached no other node
+// (PUBLISH counted its own subscription alone) publishes nothing: a
+// single node on Redis spares the publications and the encoding of their
+// rows. A node that starts within that time misses the notices of the
+// jobs this node settles meanwhile, and its waiters find them by polling
+// the store, as for any lost notice; the next publication counts it.
+const aloneFor = time.Second
 
 var _ push.SettledNotifier = (*Notifier)(nil)
 
@@ -103,6 +117,9 @@ func (n *Notifier) listen() {
 	for msg := range n.pubsub.Channel(redis.WithChannelHealthCheckInterval(5 * time.Second)) {
 		head, rows, _ := strings.Cut(msg.Payload, "\n")
 		node, list, ok := strings.Cut(head, " ")
+		if ok && node == n.node {
+			n.heard.Store(time.Now().UnixNano()) // the subscription works
+		}
 		if !ok || node == n.node {
 			continue
 		}
@@ -193,6 +210,12 @@ func (n *Notifier) publish() {
 			return
 		}
 		n.mu.Unlock()
+		if time.Now().UnixNano() < n.alone.Load() {
+			for _, w := range waiting {
+				w <- nil // nobody else listens
+			}
+			continue
+		}
 		payload.Reset()
 		payload.WriteString(n.node)
 		for _, id := range ids {
@@ -206,8 +229,11 @@ func (n *Notifier) publish() {
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
-		err := n.rdb.Publish(ctx, n.channel, payload.String()).Err()
+		receivers, err := n.rdb.Publish(ctx, n.channel, payload.String()).Result()
 		cancel()
+		if err == nil && n.reachedNoOther(receivers) {
+			n.alone.Store(time.Now().Add(aloneFor).UnixNano())
+		}
 		if err != nil {
 			err = &push.Error{Kind: push.Unavailable, Reason: "notices_unavailable", Message: "completion notice not published", Err: err}
 		}
@@ -215,6 +241,20 @@ func (n *Notifier) publish() {
 			w <- err
 		}
 	}
+}
+
+// reachedNoOther tells whether a publication that receivers
+// subscriptions received reached no other node: none did, or one did and
+// this node's own subscription delivered its publications lately (so
+// that the one was its own).
+func (n *Notifier) reachedNoOther(receivers int64) bool {
+	switch receivers {
+	case 0:
+		return true
+	case 1:
+		return time.Since(time.Unix(0, n.heard.Load())) < 2*aloneFor
+	}
+	return false
 }
 
 // Subscribe implements push.Notifier.
