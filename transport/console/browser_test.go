@@ -110,17 +110,31 @@ func newTab(t *testing.T, root string) *tab {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancel := context.WithTimeout(ctx, 100*time.Second)
-	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
-	b.ctx = ctx
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
+	// Chromium now and then exits before it listens on a loaded machine
+	// ("chrome failed to start", its output only the usual complaints):
+	// it is started again, up to three times.
+	var ctx context.Context
+	for attempt := 1; ; attempt++ {
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		tctx, cancelTab := chromedp.NewContext(actx)
+		tctx, cancel := context.WithTimeout(tctx, 100*time.Second)
+		err := chromedp.Do(tctx, chromedp.Navigate("about:blank"))
+		if err == nil {
+			t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
+			ctx = tctx
+			break
+		}
+		cancel()
+		cancelTab()
+		cancelAlloc()
+		if attempt == 3 {
+			t.Fatalf("start chromium (%d attempts): %v", attempt, err)
+		}
+		t.Logf("start chromium, attempt %d: %v", attempt, err)
 	}
+	b.ctx = ctx
 	if err := chromedp.Listen(ctx, func(ev any) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
