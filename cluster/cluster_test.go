@@ -55,6 +55,14 @@ func notifier(t *testing.T, rdb redis.UniversalClient, ns string) *cluster.Notif
 	return n
 }
 
+// countedNotifier is a node's Notifier whose Redis commands are counted.
+func countedNotifier(t *testing.T, addr, ns string) (*cluster.Notifier, *cluster.CommandCounter) {
+	rdb := node(t, addr)
+	calls := new(cluster.CommandCounter)
+	rdb.AddHook(calls)
+	return notifier(t, rdb, ns), calls
+}
+
 func expect(t *testing.T, ch <-chan string, want string) {
 	t.Helper()
 	select {
@@ -284,10 +292,7 @@ func TestRateLimiterFallsBack(t *testing.T) {
 func TestNotifierBatchesPublications(t *testing.T) {
 	eachRedis(t, func(t *testing.T, addr string) {
 		ns := testkit.RandomName("n_")
-		rdb := node(t, addr)
-		calls := new(cluster.CommandCounter)
-		rdb.AddHook(calls)
-		a := notifier(t, rdb, ns)
+		a, calls := countedNotifier(t, addr, ns)
 		b := notifier(t, node(t, addr), ns)
 		const n = 200
 		ids := make([]string, n)
@@ -333,10 +338,7 @@ func TestNotifierBatchesPublications(t *testing.T) {
 func TestNotifierAloneSkipsPublications(t *testing.T) {
 	eachRedis(t, func(t *testing.T, addr string) {
 		ns := testkit.RandomName("n_")
-		rdb := node(t, addr)
-		calls := new(cluster.CommandCounter)
-		rdb.AddHook(calls)
-		a := notifier(t, rdb, ns)
+		a, calls := countedNotifier(t, addr, ns)
 		const n = 40
 		before := calls.Commands()
 		for i := range n {
