@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -42,7 +41,8 @@ func (q queries) CreateIdempotency(ctx context.Context, r *push.IdempotencyRecor
 
 // idempotencyArgs are a record's values as insertIdempotencySQL takes them.
 func idempotencyArgs(r *push.IdempotencyRecord) []any {
-	return []any{r.AccountID, r.Key, string(r.Kind), r.Fingerprint, strings.Join(r.JobIDs, ","), toMs(r.CreatedAt)}
+	row := idempotencyToRow(r)
+	return []any{row.AccountID, row.IdemKey, row.Kind, row.Fingerprint, row.JobIDs, row.CreatedMs}
 }
 
 // DeleteIdempotencyBefore implements push.Tx.

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"strings"
 
 	"github.com/heraldpush/herald/push"
 )
@@ -76,12 +75,13 @@ func (b *insertBatch) flush(ctx context.Context, q queries) error {
 		if r.rec == nil {
 			continue
 		}
-		accounts = append(accounts, r.rec.AccountID)
-		keys = append(keys, r.rec.Key)
-		kinds = append(kinds, string(r.rec.Kind))
-		fingerprints = append(fingerprints, r.rec.Fingerprint)
-		jobLists = append(jobLists, strings.Join(r.rec.JobIDs, ","))
-		created = append(created, toMs(r.rec.CreatedAt))
+		row := idempotencyToRow(r.rec)
+		accounts = append(accounts, row.AccountID)
+		keys = append(keys, row.IdemKey)
+		kinds = append(kinds, row.Kind)
+		fingerprints = append(fingerprints, row.Fingerprint)
+		jobLists = append(jobLists, row.JobIDs)
+		created = append(created, row.CreatedMs)
 	}
 	var err error
 	if len(keys) == 0 {

@@ -170,6 +170,12 @@ type idempotencyRow struct {
 	CreatedMs   int64
 }
 
+// idempotencyToRow is record's inverse.
+func idempotencyToRow(r *push.IdempotencyRecord) idempotencyRow {
+	return idempotencyRow{AccountID: r.AccountID, IdemKey: r.Key, Kind: string(r.Kind), Fingerprint: r.Fingerprint,
+		JobIDs: strings.Join(r.JobIDs, ","), CreatedMs: toMs(r.CreatedAt)}
+}
+
 func (r idempotencyRow) record() push.IdempotencyRecord {
 	return push.IdempotencyRecord{
 		AccountID: r.AccountID, Key: r.IdemKey, Kind: push.RequestKind(r.Kind), Fingerprint: r.Fingerprint,
