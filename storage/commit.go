@@ -357,6 +357,26 @@ func (q queries) dropDeferred() {
 	q.inserts.drop()
 }
 
+// flushDeferred writes the kept deferred changes at the batch's end: the
+// new requests, the job moves, then the backlog counters (which every
+// transaction updates: locked last, for the shortest time).
+func (q queries) flushDeferred(ctx context.Context) error {
+	if q.inserts != nil {
+		if err := q.inserts.flush(ctx, q); err != nil {
+			return err
+		}
+	}
+	if q.moves != nil {
+		if err := q.moves.flush(ctx, q); err != nil {
+			return err
+		}
+	}
+	if q.backlog != nil {
+		return q.backlog.flush(ctx, q)
+	}
+	return nil
+}
+
 // retryAlone is the result of a batched transaction that the database
 // aborted to break a conflict: it runs again on its own.
 type retryAlone struct{ err error }
@@ -501,22 +521,10 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 	var joined int
 	if q.inserts != nil {
 		joined = len(q.inserts.kept)
-		if err := q.inserts.flush(bg, q); err != nil {
-			_ = tx.Rollback()
-			return nil, false, err
-		}
 	}
-	if q.moves != nil {
-		if err := q.moves.flush(bg, q); err != nil {
-			_ = tx.Rollback()
-			return nil, false, err
-		}
-	}
-	if q.backlog != nil {
-		if err := q.backlog.flush(bg, q); err != nil {
-			_ = tx.Rollback()
-			return nil, false, err
-		}
+	if err := q.flushDeferred(bg); err != nil {
+		_ = tx.Rollback()
+		return nil, false, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, false, err
