@@ -196,10 +196,13 @@ func (s *Store) RecountBacklog(ctx context.Context) (int, error) {
 	var fixed int
 	err := s.runTx(ctx, func(ctx context.Context, q queries) error {
 		fixed = 0
-		if q.backlog.holds() || q.inserts.holds() {
+		if q.backlog.holds() {
 			// The counters are set from the jobs: the batch's changes
-			// and new jobs made before must be in them first.
+			// made before must be in them first.
 			return errBatchUnfit
+		}
+		if err := q.selectsJobs(); err != nil {
+			return err // and so must its new jobs, which it counts
 		}
 		if s.dialect.lockReads {
 			if _, err := q.w.ExecContext(ctx, "LOCK TABLE backlog IN SHARE ROW EXCLUSIVE MODE"); err != nil {
