@@ -65,13 +65,41 @@ func countedNotifier(t *testing.T, addr, ns string) (*cluster.Notifier, *cluster
 
 func expect(t *testing.T, ch <-chan string, want string) {
 	t.Helper()
+	expectWithin(t, ch, want, 5*time.Second)
+}
+
+// expectWithin is expect with a wait of d.
+func expectWithin(t *testing.T, ch <-chan string, want string, d time.Duration) {
+	t.Helper()
 	select {
 	case got := <-ch:
 		if got != want {
 			t.Fatalf("notice for %s, want %s", got, want)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("no notice for %s", want)
+	case <-time.After(d):
+		t.Fatalf("no notice for %s within %s", want, d)
+	}
+}
+
+// notifyUntilHeard notifies id from a every every until it arrives on
+// ch (another node's subscription), failing after within.
+func notifyUntilHeard(t *testing.T, a *cluster.Notifier, ch <-chan string, id string, every, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; {
+		if err := a.Notify(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-ch:
+			if got != id {
+				t.Fatalf("notice for %s, want %s", got, id)
+			}
+			return
+		case <-time.After(every):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the notice for %s never reached the other node", id)
+		}
 	}
 }
 
@@ -202,20 +230,7 @@ func TestNotifierSurvivesRedisOutage(t *testing.T) {
 		}
 		expect(t, onB, "j1") // local waiters are still told
 		proxy.Restore()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if err := a.Notify(ctx, "j1"); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-onB:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the subscription did not come back after the outage")
-			}
-		}
+		notifyUntilHeard(t, a, onB, "j1", 200*time.Millisecond, 20*time.Second) // the subscription came back
 	})
 }
 
@@ -358,33 +373,10 @@ func TestNotifierAloneSkipsPublications(t *testing.T) {
 		b := notifier(t, node(t, addr), ns)
 		onB, stop := b.Subscribe([]string{"late", "next"})
 		defer stop()
-		for deadline := time.Now().Add(5 * time.Second); ; {
-			if err := a.Notify(ctx, "late"); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case got := <-onB:
-				if got != "late" {
-					t.Fatalf("notice for %s, want late", got)
-				}
-			case <-time.After(50 * time.Millisecond):
-				if time.Now().After(deadline) {
-					t.Fatal("the node that came never got a notice")
-				}
-				continue
-			}
-			break
-		}
+		notifyUntilHeard(t, a, onB, "late", 50*time.Millisecond, 5*time.Second)
 		if err := a.Notify(ctx, "next"); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case got := <-onB:
-			if got != "next" {
-				t.Fatalf("notice for %s, want next", got)
-			}
-		case <-time.After(500 * time.Millisecond): // less than aloneFor
-			t.Fatal("a notice after the other node was counted did not reach it at once")
-		}
+		expectWithin(t, onB, "next", 500*time.Millisecond) // less than aloneFor: at once
 	})
 }
