@@ -186,10 +186,11 @@ func (s *BotService) UpdateVerified(ctx context.Context, p Principal, id int64, 
 		}
 	}
 	b.UpdatedAt = e.clock.Now()
-	err = e.audited(ctx, p, b.AccountID, "bot.update", "bot "+i64(b.ID)+" ("+b.Name+"): "+what, func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
-		return "", tx.UpdateBot(ctx, b, u.Config != nil)
+	err = e.catalog.change(func() error {
+		return e.audited(ctx, p, b.AccountID, "bot.update", "bot "+i64(b.ID)+" ("+b.Name+"): "+what, func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+			return "", tx.UpdateBot(ctx, b, u.Config != nil)
+		})
 	})
-	e.catalog.forget()
 	if err != nil {
 		return Bot{}, false, err
 	}
@@ -207,19 +208,20 @@ func (s *BotService) Delete(ctx context.Context, p Principal, id int64) (int, er
 		return 0, err
 	}
 	var canceled []string
-	err = e.audited(ctx, p, b.AccountID, "bot.delete", "bot "+i64(b.ID)+" ("+b.Name+")", func(ctx context.Context, tx Tx, ev *txEvents) (string, error) {
-		now := e.clock.Now()
-		// The bot's backlog counter is closed first: no request can queue
-		// a job for it once this commits, and the jobs queued before are
-		// all found below.
-		if err := tx.DeleteBot(ctx, b.ID, now); err != nil {
+	err = e.catalog.change(func() error {
+		return e.audited(ctx, p, b.AccountID, "bot.delete", "bot "+i64(b.ID)+" ("+b.Name+")", func(ctx context.Context, tx Tx, ev *txEvents) (string, error) {
+			now := e.clock.Now()
+			// The bot's backlog counter is closed first: no request can queue
+			// a job for it once this commits, and the jobs queued before are
+			// all found below.
+			if err := tx.DeleteBot(ctx, b.ID, now); err != nil {
+				return "", err
+			}
+			var err error
+			canceled, err = e.cancelQueued(ctx, tx, ev, b.ID, 0, "the bot was deleted", now)
 			return "", err
-		}
-		var err error
-		canceled, err = e.cancelQueued(ctx, tx, ev, b.ID, 0, "the bot was deleted", now)
-		return "", err
+		})
 	})
-	e.catalog.forget()
 	if err != nil {
 		return 0, err
 	}

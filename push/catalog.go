@@ -75,10 +75,16 @@ func (c *catalog) check(ctx context.Context, r reader) {
 	}
 }
 
-// forget empties the catalog at once (this process changed a bot or a
-// target).
-func (c *catalog) forget() {
-	c.bots.forget()
-	c.targets.forget()
-	c.lastCheck.Store(0)
+// change writes a change of bots or targets made by this process. While
+// it is written the catalog is read through and remembers nothing, and
+// after it, it starts afresh: a send that starts once the change is
+// stored never finds what it replaced.
+func (c *catalog) change(write func() error) error {
+	c.bots.hold()
+	c.targets.hold()
+	defer func() {
+		c.bots.release()
+		c.targets.release()
+	}()
+	return write()
 }

@@ -188,8 +188,9 @@ func (e *Engine) handleEvent(ctx context.Context, b Bot, ev Event) (EventReply, 
 			if note == "" {
 				note = "left the bot"
 			}
-			err := e.store.SetPresence(ctx, t.ID, PresenceGone, now, truncate(note, 200))
-			e.catalog.forget()
+			err := e.catalog.change(func() error {
+				return e.store.SetPresence(ctx, t.ID, PresenceGone, now, truncate(note, 200))
+			})
 			if err == nil {
 				e.log.Info("a target is gone", "bot", b.ID, "target", t.ID, "why", note)
 			}
@@ -197,8 +198,7 @@ func (e *Engine) handleEvent(ctx context.Context, b Bot, ev Event) (EventReply, 
 		}
 	case EventMoved:
 		if bound && ev.NewAddress != "" {
-			err := e.store.MoveTarget(ctx, t.ID, ev.NewAddress)
-			e.catalog.forget()
+			err := e.catalog.change(func() error { return e.store.MoveTarget(ctx, t.ID, ev.NewAddress) })
 			return EventReply{}, err
 		}
 	}
@@ -210,10 +210,10 @@ func (e *Engine) handleEvent(ctx context.Context, b Bot, ev Event) (EventReply, 
 // may answer.
 func (e *Engine) noteContext(ctx context.Context, t Target, ev Event, now time.Time) error {
 	if t.Presence == PresenceGone {
-		if err := e.store.SetPresence(ctx, t.ID, PresenceActive, now, ""); err != nil {
+		err := e.catalog.change(func() error { return e.store.SetPresence(ctx, t.ID, PresenceActive, now, "") })
+		if err != nil {
 			return err
 		}
-		e.catalog.forget()
 	}
 	if _, ok := e.replyRule(e.platformOfBot(ctx, t.BotID)); !ok {
 		return nil
@@ -288,30 +288,31 @@ func (e *Engine) bindFromChat(ctx context.Context, b Bot, ev Event, code string,
 	t := Target{BotID: b.ID, Type: ev.Type, Address: ev.Address, Name: truncate(name, MaxName), CreatedAt: now}
 	already := false
 	p := Principal{Role: RoleMember, AccountID: b.AccountID}
-	err = e.audited(ctx, p, b.AccountID, "target.bind", "", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
-		already = false
-		old, err := tx.TargetByAddress(ctx, b.ID, ev.Type, ev.Address)
-		if err != nil && !IsKind(err, NotFound) {
-			return "", err
-		}
-		if err == nil {
-			already, t = true, old
-			if old.Presence == PresenceGone {
-				if err := tx.SetPresence(ctx, old.ID, PresenceActive, now, ""); err != nil {
-					return "", err
-				}
+	err = e.catalog.change(func() error {
+		return e.audited(ctx, p, b.AccountID, "target.bind", "", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+			already = false
+			old, err := tx.TargetByAddress(ctx, b.ID, ev.Type, ev.Address)
+			if err != nil && !IsKind(err, NotFound) {
+				return "", err
 			}
-			return "target " + i64(old.ID) + " bound again by its chat", nil
-		}
-		if err := tx.CreateTarget(ctx, &t); err != nil {
-			return "", err
-		}
-		if err := tx.UseBindCode(ctx, c.ID, t.ID, now); err != nil {
-			return "", err
-		}
-		return "target " + i64(t.ID) + " (" + string(t.Type) + " " + t.Address + ") of bot " + i64(b.ID) + " by bind code " + i64(c.ID), nil
+			if err == nil {
+				already, t = true, old
+				if old.Presence == PresenceGone {
+					if err := tx.SetPresence(ctx, old.ID, PresenceActive, now, ""); err != nil {
+						return "", err
+					}
+				}
+				return "target " + i64(old.ID) + " bound again by its chat", nil
+			}
+			if err := tx.CreateTarget(ctx, &t); err != nil {
+				return "", err
+			}
+			if err := tx.UseBindCode(ctx, c.ID, t.ID, now); err != nil {
+				return "", err
+			}
+			return "target " + i64(t.ID) + " (" + string(t.Type) + " " + t.Address + ") of bot " + i64(b.ID) + " by bind code " + i64(c.ID), nil
+		})
 	})
-	e.catalog.forget()
 	if IsKind(err, Conflict) {
 		return EventReply{Text: replyBadCode}, nil // the code was used up meanwhile
 	}

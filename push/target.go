@@ -110,17 +110,18 @@ func (s *TargetService) Bind(ctx context.Context, p Principal, t Target) (Target
 	}
 	t.ID = 0
 	t.CreatedAt = e.clock.Now()
-	err = e.audited(ctx, p, b.AccountID, "target.bind", "", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
-		// A target unbound before and bound again keeps its id.
-		if err := tx.CreateTarget(ctx, &t); err != nil {
-			if ReasonOf(err) == ReasonDuplicate {
-				return "", Errorf(Conflict, "target_exists", "bot %d already has the %s target %q bound", b.ID, t.Type, t.Address)
+	err = e.catalog.change(func() error {
+		return e.audited(ctx, p, b.AccountID, "target.bind", "", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+			// A target unbound before and bound again keeps its id.
+			if err := tx.CreateTarget(ctx, &t); err != nil {
+				if ReasonOf(err) == ReasonDuplicate {
+					return "", Errorf(Conflict, "target_exists", "bot %d already has the %s target %q bound", b.ID, t.Type, t.Address)
+				}
+				return "", err
 			}
-			return "", err
-		}
-		return "target " + i64(t.ID) + " (" + string(t.Type) + " " + t.Address + ") of bot " + i64(b.ID), nil
+			return "target " + i64(t.ID) + " (" + string(t.Type) + " " + t.Address + ") of bot " + i64(b.ID), nil
+		})
 	})
-	e.catalog.forget()
 	if err != nil {
 		return Target{}, err
 	}
@@ -144,10 +145,11 @@ func (s *TargetService) Update(ctx context.Context, p Principal, id int64, u Tar
 		}
 		t.Name = *u.Name
 	}
-	err = e.audited(ctx, p, b.AccountID, "target.update", "target "+i64(t.ID)+" ("+t.Name+")", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
-		return "", tx.UpdateTarget(ctx, t)
+	err = e.catalog.change(func() error {
+		return e.audited(ctx, p, b.AccountID, "target.update", "target "+i64(t.ID)+" ("+t.Name+")", func(ctx context.Context, tx Tx, _ *txEvents) (string, error) {
+			return "", tx.UpdateTarget(ctx, t)
+		})
 	})
-	e.catalog.forget()
 	if err != nil {
 		return Target{}, err
 	}
@@ -169,16 +171,17 @@ func (s *TargetService) Unbind(ctx context.Context, p Principal, id int64) (int,
 		return 0, err
 	}
 	var canceled []string
-	err = e.audited(ctx, p, b.AccountID, "target.unbind", "target "+i64(t.ID)+" ("+t.Name+") of bot "+i64(b.ID), func(ctx context.Context, tx Tx, ev *txEvents) (string, error) {
-		now := e.clock.Now()
-		if err := tx.UnbindTarget(ctx, t.ID, now); err != nil {
+	err = e.catalog.change(func() error {
+		return e.audited(ctx, p, b.AccountID, "target.unbind", "target "+i64(t.ID)+" ("+t.Name+") of bot "+i64(b.ID), func(ctx context.Context, tx Tx, ev *txEvents) (string, error) {
+			now := e.clock.Now()
+			if err := tx.UnbindTarget(ctx, t.ID, now); err != nil {
+				return "", err
+			}
+			var err error
+			canceled, err = e.cancelQueued(ctx, tx, ev, t.BotID, t.ID, "the target was unbound", now)
 			return "", err
-		}
-		var err error
-		canceled, err = e.cancelQueued(ctx, tx, ev, t.BotID, t.ID, "the target was unbound", now)
-		return "", err
+		})
 	})
-	e.catalog.forget()
 	if err != nil {
 		return 0, err
 	}
