@@ -74,10 +74,13 @@ func TestCatalogChanges(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		run  func(t *testing.T, c *catalog, s *catalogStore)
+		// slow: a read of the target begins before the change and
+		// answers after it.
+		slow   bool
+		change func(t *testing.T, c *catalog, s *catalogStore)
 	}{{
 		name: "read while the change is written",
-		run: func(t *testing.T, c *catalog, s *catalogStore) {
+		change: func(t *testing.T, c *catalog, s *catalogStore) {
 			err := c.change(func() error {
 				s.set(PresenceActive)
 				if got := presence(c, s); got != PresenceActive {
@@ -91,33 +94,19 @@ func TestCatalogChanges(t *testing.T) {
 		},
 	}, {
 		name: "a read begun before the change answers after it",
-		run: func(t *testing.T, c *catalog, s *catalogStore) {
-			c.targets.forget() // the next read reads the store
-			read, resume := s.stopNextRead()
-			done := make(chan Presence)
-			go func() { got, _ := c.target(ctx, s, 7); done <- got.Presence }()
-			<-read
+		slow: true,
+		change: func(t *testing.T, c *catalog, s *catalogStore) {
 			if err := c.change(func() error { s.set(PresenceActive); return nil }); err != nil {
 				t.Fatal(err)
-			}
-			resume()
-			if got := <-done; got != PresenceGone {
-				t.Fatalf("the slow read found %q, want %q (it read before the change)", got, PresenceGone)
 			}
 		},
 	}, {
 		name: "a read begun before another node's change answers after the catalog saw it",
-		run: func(t *testing.T, c *catalog, s *catalogStore) {
-			c.targets.forget() // the next read reads the store
-			read, resume := s.stopNextRead()
-			done := make(chan Presence)
-			go func() { got, _ := c.target(ctx, s, 7); done <- got.Presence }()
-			<-read
+		slow: true,
+		change: func(t *testing.T, c *catalog, s *catalogStore) {
 			s.set(PresenceActive) // another node's change
 			c.lastCheck.Store(1)  // more than catalogRecheck ago
 			c.check(ctx, s)       // this node sees the epoch move
-			resume()
-			<-done
 		},
 	}}
 	for _, tt := range tests {
@@ -128,7 +117,20 @@ func TestCatalogChanges(t *testing.T) {
 			if got := presence(&c, s); got != PresenceGone {
 				t.Fatalf("first read = %q", got)
 			}
-			tt.run(t, &c, s)
+			if !tt.slow {
+				tt.change(t, &c, s)
+			} else {
+				c.targets.forget() // the next read reads the store
+				read, resume := s.stopNextRead()
+				done := make(chan Presence)
+				go func() { got, _ := c.target(ctx, s, 7); done <- got.Presence }()
+				<-read
+				tt.change(t, &c, s)
+				resume()
+				if got := <-done; got != PresenceGone {
+					t.Fatalf("the slow read found %q, want %q (it read before the change)", got, PresenceGone)
+				}
+			}
 			if got := presence(&c, s); got != PresenceActive {
 				t.Fatalf("a read after the change found %q, want %q", got, PresenceActive)
 			}
