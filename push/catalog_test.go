@@ -64,7 +64,7 @@ func (s *catalogStore) stopNextRead() (<-chan struct{}, func()) {
 // emptied only after the write, or remembers a read that overlapped it.
 func TestCatalogChanges(t *testing.T) {
 	ctx := context.Background()
-	presence := func(c *catalog, s *catalogStore) Presence {
+	presence := func(t *testing.T, c *catalog, s *catalogStore) Presence {
 		t.Helper()
 		got, err := c.target(ctx, s, 7)
 		if err != nil {
@@ -83,7 +83,7 @@ func TestCatalogChanges(t *testing.T) {
 		change: func(t *testing.T, c *catalog, s *catalogStore) {
 			err := c.change(func() error {
 				s.set(PresenceActive)
-				if got := presence(c, s); got != PresenceActive {
+				if got := presence(t, c, s); got != PresenceActive {
 					t.Errorf("a read after the change was stored found %q, want %q", got, PresenceActive)
 				}
 				return nil
@@ -114,7 +114,7 @@ func TestCatalogChanges(t *testing.T) {
 			s := &catalogStore{target: Target{ID: 7, Presence: PresenceGone}}
 			var c catalog
 			c.init()
-			if got := presence(&c, s); got != PresenceGone {
+			if got := presence(t, &c, s); got != PresenceGone {
 				t.Fatalf("first read = %q", got)
 			}
 			if !tt.slow {
@@ -131,7 +131,7 @@ func TestCatalogChanges(t *testing.T) {
 					t.Fatalf("the slow read found %q, want %q (it read before the change)", got, PresenceGone)
 				}
 			}
-			if got := presence(&c, s); got != PresenceActive {
+			if got := presence(t, &c, s); got != PresenceActive {
 				t.Fatalf("a read after the change found %q, want %q", got, PresenceActive)
 			}
 		})
