@@ -44,25 +44,31 @@ func (m *memo[K, V]) getAt(k K) (V, bool, uint64) {
 	return v, ok, m.gen
 }
 
+// put remembers k's entry, unless a change is being written.
 func (m *memo[K, V]) put(k K, v V) {
-	m.mu.RLock()
-	gen := m.gen
-	m.mu.RUnlock()
-	m.putAt(k, v, gen)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.putLocked(k, v)
 }
 
 // putAt remembers k's entry read in generation gen, unless a forget came
 // since or a change is being written.
 func (m *memo[K, V]) putAt(k K, v V, gen uint64) {
-	n := m.sizeOf(v)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if gen != m.gen || m.held > 0 {
+	if gen == m.gen {
+		m.putLocked(k, v)
+	}
+}
+
+func (m *memo[K, V]) putLocked(k K, v V) {
+	if m.held > 0 {
 		return
 	}
 	if old, ok := m.entries[k]; ok {
 		m.used -= m.sizeOf(old)
 	}
+	n := m.sizeOf(v)
 	if m.used+n > m.limit {
 		clear(m.entries)
 		m.used = 0
