@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/heraldpush/herald/internal/testkit"
@@ -170,7 +171,7 @@ func TestDocsSchemaView(t *testing.T) {
 // Chromium: one visible section per schema, nothing asked of the network
 // but the test server.
 func TestDocsSchemaViewInChromium(t *testing.T) {
-	ctx := browser(t)
+	ctx := testkit.Chromium(t, 90*time.Second)
 	h := testkit.New(t, testkit.WithoutStart())
 	schemas := openAPIMap(t, h)["components"].(map[string]any)["schemas"].(map[string]any)
 	rec := recordRequests(t, ctx)

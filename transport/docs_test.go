@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -18,48 +16,6 @@ import (
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/transport"
 )
-
-// chromium finds Debian's chromium. Without it the test skips locally and
-// fails in CI (CI set), where scripts/test installs it.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed (scripts/test installs Debian's chromium)")
-	}
-	t.Skip("chromium is not installed; apt-get install chromium (CI fails here instead of skipping)")
-	return ""
-}
-
-// browser starts headless Chromium with the flags this machine needs and
-// a fresh profile, and returns a tab's context.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
-	return ctx
-}
 
 // recorder records the URL of every request a tab makes.
 type recorder struct {
@@ -111,7 +67,7 @@ func (r *recorder) outside(t *testing.T, ctx context.Context, origin string) []s
 // path, the guide's sections are there, and the page asks the network for
 // nothing but itself from the test server.
 func TestDocsPageInChromium(t *testing.T) {
-	ctx := browser(t)
+	ctx := testkit.Chromium(t, 90*time.Second)
 	h := testkit.New(t)
 	docs := h.CallRoot(t, "GET", "/api/docs") // the page is checked against the document too
 	if docs.Status != 200 || !strings.HasPrefix(docs.Header.Get("Content-Type"), "text/html") {
@@ -180,7 +136,7 @@ func TestDocsPageInChromium(t *testing.T) {
 // one loopback server that loads a style sheet and an image from another
 // is caught.
 func TestOutsideRequestsAreSeen(t *testing.T) {
-	ctx := browser(t)
+	ctx := testkit.Chromium(t, 90*time.Second)
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/css")
 		fmt.Fprint(w, "body { color: black; }")

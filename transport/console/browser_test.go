@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -89,51 +88,8 @@ type tab struct {
 
 func newTab(t *testing.T, root string) *tab {
 	t.Helper()
-	exe := need(t, "chromium", "apt-get install chromium", func() string {
-		for _, name := range []string{"chromium", "chromium-browser"} {
-			if p, err := exec.LookPath(name); err == nil {
-				return p
-			}
-		}
-		return ""
-	})
 	b := &tab{t: t, root: root, axe: axeSource(t), shots: artifacts(t)}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 900),
-	}
-	// Chromium now and then exits before it listens on a loaded machine
-	// ("chrome failed to start", its output only the usual complaints):
-	// it is started again, up to three times.
-	var ctx context.Context
-	for attempt := 1; ; attempt++ {
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
-		tctx, cancelTab := chromedp.NewContext(actx)
-		tctx, cancel := context.WithTimeout(tctx, 100*time.Second)
-		err := chromedp.Do(tctx, chromedp.Navigate("about:blank"))
-		if err == nil {
-			t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
-			ctx = tctx
-			break
-		}
-		cancel()
-		cancelTab()
-		cancelAlloc()
-		if attempt == 3 {
-			t.Fatalf("start chromium (%d attempts): %v", attempt, err)
-		}
-		t.Logf("start chromium, attempt %d: %v", attempt, err)
-	}
+	ctx := testkit.Chromium(t, 100*time.Second)
 	b.ctx = ctx
 	if err := chromedp.Listen(ctx, func(ev any) {
 		b.mu.Lock()
