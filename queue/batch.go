@@ -132,7 +132,8 @@ func (q *Redis) flushLoop() {
 	}
 }
 
-// put writes ids to Redis: one alone as a task of its own, more in
+// put runs as many of ids here as there are free worker slots (local.go)
+// and writes the others to Redis: one alone as a task of its own, more in
 // batches of at most maxBatch.
 func (q *Redis) put(ctx context.Context, ids []string) error {
 	seen := make(map[string]bool, len(ids))
@@ -141,6 +142,17 @@ func (q *Redis) put(ctx context.Context, ids []string) error {
 		seen[id] = true
 		return dup
 	})
+	if n := q.takeSlots(min(len(ids), maxBatch)); n > 0 {
+		switch err := q.startLocal(ctx, ids[:n]); {
+		case err == nil:
+			ids = ids[n:]
+		case errors.Is(err, errReserved):
+			q.dropSlots(n) // enqueued before (the reconciler, a retry): as usual
+		default:
+			q.dropSlots(n)
+			return err
+		}
+	}
 	for chunk := range slices.Chunk(ids, maxBatch) {
 		var err error
 		if len(chunk) == 1 {
@@ -251,23 +263,6 @@ type leftover struct {
 // each as on any repeated delivery.
 func (q *Redis) processBatch(ctx context.Context, t *asynq.Task) error {
 	ids := strings.Split(string(t.Payload()), ",")
-	handBack := func(left []leftover) error {
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
-		defer cancel()
-		for _, l := range left {
-			if err := q.enqueue(hctx, l.id, l.after); err != nil {
-				// The batch is retried (and then hands every id back);
-				// its ids stay reserved until then.
-				return fmt.Errorf("queue: hand back job %s of a batch: %w", l.id, err)
-			}
-		}
-		return nil
-	}
-	var (
-		mu     sync.Mutex
-		failed []leftover
-		wg     sync.WaitGroup
-	)
 	// Slots are taken first and the ids without one handed back before
 	// any id runs: what this worker does not run waits in Redis at once.
 	var mine []string
@@ -286,8 +281,28 @@ func (q *Redis) processBatch(ctx context.Context, t *asynq.Task) error {
 	for _, id := range ids[len(mine):] {
 		busy = append(busy, leftover{id, 0})
 	}
-	err := handBack(busy) // a failure: the batch is retried once its ids here ran
-	for _, id := range mine {
+	err := q.handBack(ctx, busy) // a failure: the batch is retried once its ids here ran
+	failed := q.runHeld(ctx, mine)
+	if err != nil {
+		return err
+	}
+	if err := q.handBack(ctx, failed); err != nil {
+		return err
+	}
+	q.release(ids)
+	return nil
+}
+
+// runHeld runs ids at once, each in the worker slot already taken for it
+// (and given back when it returns), and returns those that the engine
+// deferred or that failed, with their wait before the next run.
+func (q *Redis) runHeld(ctx context.Context, ids []string) []leftover {
+	var (
+		mu     sync.Mutex
+		failed []leftover
+		wg     sync.WaitGroup
+	)
+	for _, id := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -304,13 +319,21 @@ func (q *Redis) processBatch(ctx context.Context, t *asynq.Task) error {
 		}()
 	}
 	wg.Wait()
-	if err != nil {
-		return err
+	return failed
+}
+
+// handBack enqueues each left id as a task of its own, due after its
+// wait, even when ctx (a handler's) has ended.
+func (q *Redis) handBack(ctx context.Context, left []leftover) error {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	for _, l := range left {
+		if err := q.enqueue(hctx, l.id, l.after); err != nil {
+			// The batch is retried (and then hands every id back); its
+			// ids stay reserved until then.
+			return fmt.Errorf("queue: hand back job %s of a batch: %w", l.id, err)
+		}
 	}
-	if err := handBack(failed); err != nil {
-		return err
-	}
-	q.release(ids)
 	return nil
 }
 

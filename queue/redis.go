@@ -83,6 +83,13 @@ type RedisOptions struct {
 	// archives the task (default 1000); the reconciler enqueues the job
 	// again if it is still queued. Deferrals (push.DeferError) do not count.
 	MaxRetry int
+	// LocalLease is how long the jobs a node enqueues and runs itself
+	// (see local.go) stay with it should it stop extending the lease (it
+	// died, or lost Redis); then they go to the other workers. Default
+	// 30 s, at least 3 s (asynq schedules to the second); negative: the
+	// node runs no job it enqueues itself, every id waits in Redis for a
+	// worker to poll for it.
+	LocalLease time.Duration
 	// ShutdownTimeout bounds how long Stop lets asynq wait for workers that
 	// ignore cancellation (default 1 min).
 	ShutdownTimeout time.Duration
@@ -114,6 +121,12 @@ func NewRedis(rdb redis.UniversalClient, opts RedisOptions) *Redis {
 	def(&opts.RetryDelay, time.Second)
 	def(&opts.MaxRetryDelay, 30*time.Second)
 	def(&opts.ShutdownTimeout, time.Minute)
+	if opts.LocalLease == 0 {
+		opts.LocalLease = 30 * time.Second
+	}
+	if opts.LocalLease > 0 {
+		opts.LocalLease = max(opts.LocalLease, 3*time.Second)
+	}
 	if opts.MaxRetry <= 0 {
 		opts.MaxRetry = 1000
 	}
@@ -261,8 +274,11 @@ func (q *Redis) Start(h push.Handler) error {
 func (q *Redis) process(ctx context.Context, t *asynq.Task) error {
 	q.busy.add()
 	defer q.busy.done()
-	if t.Type() == batchType {
+	switch t.Type() {
+	case batchType:
 		return q.processBatch(ctx, t)
+	case localType:
+		return q.processLocal(ctx, t)
 	}
 	select {
 	case q.slots <- struct{}{}:

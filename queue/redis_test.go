@@ -261,15 +261,24 @@ func TestRedisQueueRetriesFailures(t *testing.T) {
 func TestRedisQueueArchivedIsEnqueuedAgain(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ns := testkit.RandomName("q_")
-		q := newQueue(t, rdb, 1, ns) // MaxRetry 3: four runs
-		rec, id := runOne(t, q, func(_ context.Context, _ string, n int) error {
+		// Enqueued by a node that works no jobs, so that every run is a
+		// run of the task (a node's own first run would be one more).
+		api := newQueue(t, rdb, 0, ns)
+		rec := newRecorder(func(_ context.Context, _ string, n int) error {
 			if n <= 4 {
 				return errors.New("failing")
 			}
 			return nil
 		})
+		if err := newQueue(t, rdb, 1, ns).Start(rec.handle); err != nil { // MaxRetry 3: four runs
+			t.Fatal(err)
+		}
+		id := push.NewJobID()
+		if err := api.Enqueue(ctx, id); err != nil {
+			t.Fatal(err)
+		}
 		waitState(t, rdb, ns, id, asynq.TaskStateArchived)
-		if err := q.Enqueue(ctx, id); err != nil {
+		if err := api.Enqueue(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		rec.wait(t, 1, 10*time.Second)
@@ -434,13 +443,24 @@ func TestRedisQueueLen(t *testing.T) {
 func TestRedisQueueKeepsNothingFinished(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ns := testkit.RandomName("q_")
-		q := queue.NewRedis(rdb, queue.RedisOptions{Namespace: ns, Workers: 1, PollInterval: 10 * time.Millisecond})
+		opts := queue.RedisOptions{Namespace: ns, PollInterval: 10 * time.Millisecond}
+		api := queue.NewRedis(rdb, opts) // enqueues only: the id is a task
+		opts.Workers = 1
+		q := queue.NewRedis(rdb, opts)
 		t.Cleanup(func() {
 			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
 			_ = q.Stop(sctx)
+			_ = api.Stop(sctx)
 		})
-		rec, id := runOne(t, q, nil)
+		rec := newRecorder(nil)
+		if err := q.Start(rec.handle); err != nil {
+			t.Fatal(err)
+		}
+		id := push.NewJobID()
+		if err := api.Enqueue(ctx, id); err != nil {
+			t.Fatal(err)
+		}
 		rec.wait(t, 1, 10*time.Second)
 		insp := asynq.NewInspectorFromRedisClient(rdb)
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -455,7 +475,7 @@ func TestRedisQueueKeepsNothingFinished(t *testing.T) {
 		if n, err := rdb.Exists(ctx, "asynq:{"+ns+"}:t:"+id, "asynq:{"+ns+"}:completed").Result(); n != 0 || err != nil {
 			t.Fatalf("%d keys of the finished task are left (%v)", n, err)
 		}
-		if err := q.Enqueue(ctx, id); err != nil {
+		if err := api.Enqueue(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		rec.wait(t, 1, 10*time.Second)

@@ -1,0 +1,292 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/queue"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// slowPoller is a worker node whose workers poll Redis for tasks every 1
+// to 3 seconds (asynq's jitter): an id it runs within half a second of
+// its enqueue ran without waiting in Redis for a poll.
+func slowPoller(t *testing.T, rdb redis.UniversalClient, ns string, workers int, lease time.Duration) *queue.Redis {
+	return keepNothing(t, rdb, ns, workers, 2*time.Second, lease)
+}
+
+// soon is how long an id enqueued by a node with a free worker slot takes
+// at most to start there.
+const soon = 500 * time.Millisecond
+
+// keepNothing is a node that keeps no finished task (as by default), so
+// that a run leaves nothing in Redis.
+func keepNothing(t *testing.T, rdb redis.UniversalClient, ns string, workers int, poll, lease time.Duration) *queue.Redis {
+	q := queue.NewRedis(rdb, queue.RedisOptions{Namespace: ns, Workers: workers, PollInterval: poll,
+		ForwardInterval: 20 * time.Millisecond, RetryDelay: 20 * time.Millisecond, LocalLease: lease})
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = q.Stop(sctx)
+	})
+	return q
+}
+
+// cut is a go-redis hook that fails every command once set: a node that
+// can no longer reach Redis (or died).
+type cut struct{ on atomic.Bool }
+
+func (c *cut) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *cut) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if c.on.Load() {
+			cmd.SetErr(errors.New("cut off from Redis"))
+			return cmd.Err()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *cut) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if c.on.Load() {
+			return errors.New("cut off from Redis")
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// holder is a handler that reports each id it starts and holds it until
+// the holder opens.
+type holder struct {
+	started chan string
+	open    chan struct{}
+}
+
+func newHolder() *holder { return &holder{started: make(chan string, 100), open: make(chan struct{})} }
+
+func (g *holder) handle(ctx context.Context, id string) error {
+	g.started <- id
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// next returns the next id started, or fails after timeout.
+func (g *holder) next(t *testing.T, timeout time.Duration) string {
+	t.Helper()
+	select {
+	case id := <-g.started:
+		return id
+	case <-time.After(timeout):
+		t.Fatalf("no id started within %s", timeout)
+		return ""
+	}
+}
+
+// leftovers lists what a namespace holds besides asynq's bookkeeping: task
+// keys, scheduled, pending and active tasks, and reservations.
+func leftovers(t *testing.T, rdb redis.UniversalClient, ns string) []string {
+	t.Helper()
+	prefix := "asynq:{" + ns + "}:"
+	var left []string
+	tasks, err := rdb.Keys(ctx, prefix+"t:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	left = append(left, tasks...)
+	for _, k := range []string{"scheduled", "pending", "active", "lease"} {
+		n, err := rdb.Exists(ctx, prefix+k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			left = append(left, prefix+k)
+		}
+	}
+	if n, err := rdb.HLen(ctx, "herald:{"+ns+"}:batched").Result(); err != nil || n > 0 {
+		left = append(left, "reservations")
+	}
+	return left
+}
+
+// waitClean waits until the namespace holds nothing of a finished run.
+func waitClean(t *testing.T, rdb redis.UniversalClient, ns string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		left := leftovers(t, rdb, ns)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left in Redis after the run: %v", left)
+		}
+	}
+}
+
+// TestRedisQueueLocalRun: a node that works jobs runs an id it enqueues
+// itself at once, not after its workers' next poll; meanwhile a safety
+// task scheduled a lease ahead holds the id; after the run nothing is
+// left in Redis.
+func TestRedisQueueLocalRun(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		q := slowPoller(t, rdb, ns, 2, 30*time.Second)
+		g := newHolder()
+		if err := q.Start(g.handle); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the workers' first poll found nothing
+		id := push.NewJobID()
+		t0 := time.Now()
+		if err := q.Enqueue(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if got := g.next(t, soon); got != id {
+			t.Fatalf("started %s, want %s", got, id)
+		}
+		tasks, err := asynq.NewInspectorFromRedisClient(rdb).ListScheduledTasks(ns)
+		if err != nil || len(tasks) != 1 {
+			t.Fatalf("scheduled tasks while the id runs: %v, %v; want its safety task", tasks, err)
+		}
+		if got := string(tasks[0].Payload); got != id {
+			t.Fatalf("the safety task holds %q, want %q", got, id)
+		}
+		if due := tasks[0].NextProcessAt.Sub(t0); due < 28*time.Second || due > 32*time.Second {
+			t.Fatalf("the safety task is due in %s, want a lease (30 s)", due)
+		}
+		close(g.open)
+		waitClean(t, rdb, ns)
+	})
+}
+
+// TestRedisQueueLocalRunBeyondSlots: ids beyond the free worker slots wait
+// in Redis, where any node's workers take them; each runs once.
+func TestRedisQueueLocalRunBeyondSlots(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		q := slowPoller(t, rdb, ns, 2, 0)
+		g := newHolder()
+		if err := q.Start(g.handle); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the workers' first poll found nothing
+		ids := []string{push.NewJobID(), push.NewJobID(), push.NewJobID(), push.NewJobID(), push.NewJobID()}
+		if err := q.Enqueue(ctx, ids...); err != nil {
+			t.Fatal(err)
+		}
+		got := []string{g.next(t, soon), g.next(t, soon)}
+		if diff := cmp.Diff(slices.Sorted(slices.Values(ids[:2])), slices.Sorted(slices.Values(got))); diff != "" {
+			t.Fatalf("ids run at once (-want +got):\n%s", diff)
+		}
+		api := newQueue(t, rdb, 0, ns)
+		if n, err := api.Len(ctx); err != nil || n != 3 {
+			t.Fatalf("ids waiting in Redis: %d, %v; want 3", n, err)
+		}
+		rec := newRecorder(nil)
+		if err := newQueue(t, rdb, 3, ns).Start(rec.handle); err != nil {
+			t.Fatal(err)
+		}
+		rec.handledOnce(t, ids[2:])
+		close(g.open)
+		waitClean(t, rdb, ns)
+		if n := len(g.started); n != 0 {
+			t.Fatalf("%d ids started a second time", n)
+		}
+	})
+}
+
+// TestRedisQueueLocalRunOfAnEnqueuedID: an id that has a task already (the
+// reconciler enqueues a job again that waits or runs) is not run by the
+// node that enqueues it again: it runs once.
+func TestRedisQueueLocalRunOfAnEnqueuedID(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		api := keepNothing(t, rdb, ns, 0, 0, 0)
+		id := push.NewJobID()
+		if err := api.Enqueue(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		q := keepNothing(t, rdb, ns, 2, 10*time.Millisecond, 0)
+		g := newHolder()
+		if err := q.Start(g.handle); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Enqueue(ctx, id); err != nil { // pending or running: either way a task
+			t.Fatal(err)
+		}
+		if got := g.next(t, 10*time.Second); got != id {
+			t.Fatalf("started %s, want %s", got, id)
+		}
+		close(g.open)
+		waitClean(t, rdb, ns)
+		if n := len(g.started); n != 0 {
+			t.Fatalf("the id started %d more times", n)
+		}
+	})
+}
+
+// TestRedisQueueLocalRunOfADeadNode: when the node running an id loses
+// Redis (as when it dies) and stops extending the lease, the safety task
+// falls due once the lease ends and hands the id to another node's
+// workers (the engine then makes a job it finds running uncertain). While
+// the node extends its lease, even past the first one, no one else gets
+// the id.
+func TestRedisQueueLocalRunOfADeadNode(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		// The dying node's own connection, closed after the node stops
+		// (cleanups run last first).
+		own := redis.NewClient(rdb.(*redis.Client).Options())
+		t.Cleanup(func() { own.Close() })
+		var lost cut
+		own.AddHook(&lost)
+		const lease = 3 * time.Second
+		q := slowPoller(t, own, ns, 1, lease)
+		g := newHolder()
+		if err := q.Start(g.handle); err != nil {
+			t.Fatal(err)
+		}
+		other := newRecorder(nil)
+		if err := newQueue(t, rdb, 1, ns).Start(other.handle); err != nil {
+			t.Fatal(err)
+		}
+		id := push.NewJobID()
+		if err := q.Enqueue(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		g.next(t, soon)
+		time.Sleep(2 * lease) // extended twice or more
+		tasks, err := asynq.NewInspectorFromRedisClient(rdb).ListScheduledTasks(ns)
+		if err != nil || len(tasks) != 1 || time.Until(tasks[0].NextProcessAt) < lease/3 {
+			t.Fatalf("scheduled tasks after two leases of a run: %v, %v; want its safety task, due in more than %s", tasks, err, lease/3)
+		}
+		if n, err := rdb.Exists(ctx, "asynq:{"+ns+"}:t:"+id).Result(); n != 0 || err != nil {
+			t.Fatalf("the id was handed back while its lease was extended (%v)", err)
+		}
+		if n := other.count(id); n != 0 {
+			t.Fatalf("another node got the id %d times while its lease was extended", n)
+		}
+		t0 := time.Now()
+		lost.on.Store(true)
+		if got := other.wait(t, 1, 3*lease); got[0] != id {
+			t.Fatalf("another node got %v, want %s", got, id)
+		}
+		if el := time.Since(t0); el < lease/6 {
+			t.Fatalf("handed over %s after the node lost Redis, before its lease could end", el)
+		}
+		close(g.open)
+	})
+}
