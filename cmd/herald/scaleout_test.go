@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -338,6 +339,67 @@ func TestScaleOutWorkerKilled(t *testing.T) {
 		t.Fatalf("platform saw %d send requests, want 6 (the doomed one once, the batch's two others, three more)", n)
 	}
 	want := map[string]int{"doomed": 2, "after 0": 1, "after 1": 1, "after 2": 1}
+	if diff := cmp.Diff(want, texts(c.tg)); diff != "" {
+		t.Fatalf("platform accepted (-want +got):\n%s", diff)
+	}
+}
+
+// TestScaleOutServeNodeKilled: a serve node with workers sends the job it
+// accepts itself (a local run: no task in Redis but its safety task) and
+// is killed in the middle of the send. The safety task falls due once the
+// node's lease (30 s) has run out and a worker makes the job uncertain,
+// without sending it again.
+func TestScaleOutServeNodeKilled(t *testing.T) {
+	t.Parallel()
+	pg, redisURL := testkit.PostgresURL(t), testkit.RedisURL(t)
+	c := newScaleOut(t, pg, pg, redisURL)
+	s := testkit.StartServe(t, heraldBin, c.env, "--workers", "1", "--sync-wait", "300ms")
+	c.tg.Block()
+	r := c.sendVia(t, s.URL, c.key, "doomed", "")
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	doomed := data(r)["jobId"].(string)
+	<-c.tg.Arrived() // the node is sending it
+
+	opt, err := redis.ParseURL(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	ns := ""
+	for _, e := range c.env {
+		if v, ok := strings.CutPrefix(e, "HERALD_REDIS_NAMESPACE="); ok {
+			ns = v
+		}
+	}
+	tasks, err := rdb.Keys(context.Background(), "asynq:{"+ns+"}:t:*").Result()
+	if err != nil || len(tasks) != 1 || !strings.Contains(tasks[0], ":t:local-") {
+		t.Fatalf("tasks in Redis while the node sends: %v, %v; want only the safety task of a local run", tasks, err)
+	}
+
+	s.Kill()
+	killed := time.Now()
+	unblockWhenAbandoned(t, c.tg)
+	c.worker(t, "--workers", "1")
+	j := c.waitState(t, doomed, push.StateUncertain, 60*time.Second)
+	if j.Error == "" {
+		t.Fatal("the job became uncertain without a reason")
+	}
+	t.Logf("the killed node's job became uncertain %s after the kill", time.Since(killed).Round(time.Second))
+
+	a := c.api(t)
+	r = c.sendVia(t, a.URL, c.key, "after", "")
+	if r.Status != http.StatusOK && r.Status != http.StatusAccepted {
+		t.Fatalf("send after: %d %s", r.Status, r.Body)
+	}
+	c.waitState(t, data(r)["jobId"].(string), push.StateSucceeded, 10*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	if n := c.tg.Requests(); n != 2 {
+		t.Fatalf("platform saw %d send requests, want 2 (the doomed one once, abandoned by the killed node; one more)", n)
+	}
+	want := map[string]int{"after": 1}
 	if diff := cmp.Diff(want, texts(c.tg)); diff != "" {
 		t.Fatalf("platform accepted (-want +got):\n%s", diff)
 	}
