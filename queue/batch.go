@@ -167,23 +167,31 @@ func (q *Redis) put(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// enqueueBatch writes ids as one task, or each as a task of its own when
-// any of them is already reserved or has a task.
-func (q *Redis) enqueueBatch(ctx context.Context, ids []string) error {
-	bid := "batch-" + push.NewJobID()
+// reserve reserves ids for the task whose TaskID is tid (a batch's or a
+// local run's), all or none: it reports false when any of them is
+// reserved already or has a task of its own.
+func (q *Redis) reserve(ctx context.Context, tid string, ids []string) (bool, error) {
 	keys := make([]string, 0, len(ids)+1)
 	keys = append(keys, q.reservations())
 	args := make([]any, 0, len(ids)+1)
-	args = append(args, bid+"@"+strconv.FormatInt(time.Now().UnixMilli(), 10))
+	args = append(args, tid+"@"+strconv.FormatInt(time.Now().UnixMilli(), 10))
 	for _, id := range ids {
 		keys = append(keys, q.taskKey(id))
 		args = append(args, id)
 	}
 	ok, err := reserveScript.Run(ctx, q.rdb, keys, args...).Int()
+	return ok == 1, err
+}
+
+// enqueueBatch writes ids as one task, or each as a task of its own when
+// any of them is already reserved or has a task.
+func (q *Redis) enqueueBatch(ctx context.Context, ids []string) error {
+	bid := "batch-" + push.NewJobID()
+	ok, err := q.reserve(ctx, bid, ids)
 	if err != nil {
 		return err
 	}
-	if ok == 0 { // enqueued before (the reconciler, a retry): one by one
+	if !ok { // enqueued before (the reconciler, a retry): one by one
 		for _, id := range ids {
 			if err := q.enqueueAlone(ctx, id); err != nil {
 				return err

@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -104,19 +103,11 @@ func (q *Redis) dropSlots(n int) {
 // an id was reserved or enqueued before; then nothing was written.
 func (q *Redis) startLocal(ctx context.Context, ids []string) error {
 	tid := localPrefix + push.NewJobID()
-	keys := make([]string, 0, len(ids)+1)
-	keys = append(keys, q.reservations())
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, tid+"@"+strconv.FormatInt(time.Now().UnixMilli(), 10))
-	for _, id := range ids {
-		keys = append(keys, q.taskKey(id))
-		args = append(args, id)
-	}
-	ok, err := reserveScript.Run(ctx, q.rdb, keys, args...).Int()
+	ok, err := q.reserve(ctx, tid, ids)
 	if err != nil {
 		return err
 	}
-	if ok == 0 {
+	if !ok {
 		return errReserved
 	}
 	task := asynq.NewTask(localType, []byte(strings.Join(ids, ",")))

@@ -16,16 +16,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// slowPoller is a worker node whose workers poll Redis for tasks every 1
-// to 3 seconds (asynq's jitter): an id it runs within half a second of
-// its enqueue ran without waiting in Redis for a poll.
+// slowPoller is a worker node whose workers poll Redis for tasks every 2
+// to 6 seconds (asynq's jitter): an id it runs within a second of its
+// enqueue ran without waiting in Redis for a poll.
 func slowPoller(t *testing.T, rdb redis.UniversalClient, ns string, workers int, lease time.Duration) *queue.Redis {
-	return keepNothing(t, rdb, ns, workers, 2*time.Second, lease)
+	return keepNothing(t, rdb, ns, workers, 4*time.Second, lease)
 }
 
 // soon is how long an id enqueued by a node with a free worker slot takes
 // at most to start there.
-const soon = 500 * time.Millisecond
+const soon = time.Second
 
 // keepNothing is a node that keeps no finished task (as by default), so
 // that a run leaves nothing in Redis.
@@ -93,6 +93,17 @@ func (g *holder) next(t *testing.T, timeout time.Duration) string {
 	case <-time.After(timeout):
 		t.Fatalf("no id started within %s", timeout)
 		return ""
+	}
+}
+
+// finish opens the holder, waits until the namespace holds nothing of
+// the runs, and checks that no id started again.
+func (g *holder) finish(t *testing.T, rdb redis.UniversalClient, ns string) {
+	t.Helper()
+	close(g.open)
+	waitClean(t, rdb, ns)
+	if n := len(g.started); n != 0 {
+		t.Fatalf("%d ids started again", n)
 	}
 }
 
@@ -167,8 +178,7 @@ func TestRedisQueueLocalRun(t *testing.T) {
 		if due := tasks[0].NextProcessAt.Sub(t0); due < 28*time.Second || due > 32*time.Second {
 			t.Fatalf("the safety task is due in %s, want a lease (30 s)", due)
 		}
-		close(g.open)
-		waitClean(t, rdb, ns)
+		g.finish(t, rdb, ns)
 	})
 }
 
@@ -200,11 +210,7 @@ func TestRedisQueueLocalRunBeyondSlots(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec.handledOnce(t, ids[2:])
-		close(g.open)
-		waitClean(t, rdb, ns)
-		if n := len(g.started); n != 0 {
-			t.Fatalf("%d ids started a second time", n)
-		}
+		g.finish(t, rdb, ns)
 	})
 }
 
@@ -230,11 +236,7 @@ func TestRedisQueueLocalRunOfAnEnqueuedID(t *testing.T) {
 		if got := g.next(t, 10*time.Second); got != id {
 			t.Fatalf("started %s, want %s", got, id)
 		}
-		close(g.open)
-		waitClean(t, rdb, ns)
-		if n := len(g.started); n != 0 {
-			t.Fatalf("the id started %d more times", n)
-		}
+		g.finish(t, rdb, ns)
 	})
 }
 
