@@ -29,7 +29,9 @@ const taskType = "herald:job"
 // calls that overlap in time, travel as one task (batch.go), reserved so
 // that no id is ever in two tasks at once. A finished task is deleted at once (unless
 // RedisOptions.Retention keeps it): nothing reads it, and keeping it
-// costs Redis a write and memory per job. asynq delivers at least once: a task whose worker died is handed to
+// costs Redis a write and memory per job. A node with workers runs the
+// ids it enqueues itself, at once, while it has free worker slots, under
+// a safety task (local.go). asynq delivers at least once: a task whose worker died is handed to
 // another worker after its lease expires, and the engine makes a job it
 // finds running uncertain instead of sending it again. The job rows are
 // the truth: an id that Redis lost is enqueued again by the engine's
