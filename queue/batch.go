@@ -275,15 +275,7 @@ func (q *Redis) processBatch(ctx context.Context, t *asynq.Task) error {
 	// any id runs: what this worker does not run waits in Redis at once.
 	var mine []string
 	if n, _ := asynq.GetRetryCount(ctx); n == 0 {
-	slots:
-		for _, id := range ids {
-			select {
-			case q.slots <- struct{}{}:
-				mine = append(mine, id)
-			default: // every slot is taken
-				break slots
-			}
-		}
+		mine = ids[:q.freeSlots(len(ids))]
 	}
 	var busy []leftover
 	for _, id := range ids[len(mine):] {
@@ -299,6 +291,19 @@ func (q *Redis) processBatch(ctx context.Context, t *asynq.Task) error {
 	}
 	q.release(ids)
 	return nil
+}
+
+// freeSlots takes up to n free worker slots without waiting and returns
+// how many it took.
+func (q *Redis) freeSlots(n int) int {
+	for took := range n {
+		select {
+		case q.slots <- struct{}{}:
+		default: // every slot is taken
+			return took
+		}
+	}
+	return n
 }
 
 // runHeld runs ids at once, each in the worker slot already taken for it

@@ -75,15 +75,7 @@ func (q *Redis) takeSlots(n int) int {
 	if q.srv == nil || q.opts.LocalLease < 0 {
 		return 0
 	}
-	took := 0
-	for took < n {
-		select {
-		case q.slots <- struct{}{}:
-			took++
-		default:
-			n = took // every slot is taken
-		}
-	}
+	took := q.freeSlots(n)
 	if took > 0 {
 		q.busy.add()
 	}
