@@ -28,7 +28,9 @@ import (
 // scaleOut is a scale-out installation for one test.
 type scaleOut struct {
 	*served
-	store *storage.Store // the test's own view of the database
+	store    *storage.Store // the test's own view of the database
+	redisURL string         // the Redis the nodes are given
+	ns       string         // their Redis namespace
 }
 
 // newScaleOut seeds a fresh PostgreSQL schema with an account, a key, a bot
@@ -49,7 +51,19 @@ func newScaleOut(t *testing.T, pg, db, redisURL string, env ...string) *scaleOut
 			"HERALD_SECRET_KEY=" + storage.EncodeSecretKey(storage.NewSecretKey())}, env...),
 	}
 	s.seed(t)
-	return &scaleOut{served: s, store: store}
+	return &scaleOut{served: s, store: store, redisURL: redisURL, ns: ns}
+}
+
+// redis returns a client of the nodes' Redis, closed when the test ends.
+func (c *scaleOut) redis(t *testing.T) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(c.redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
 }
 
 // api starts an API-only node.
@@ -351,8 +365,8 @@ func TestScaleOutWorkerKilled(t *testing.T) {
 // without sending it again.
 func TestScaleOutServeNodeKilled(t *testing.T) {
 	t.Parallel()
-	pg, redisURL := testkit.PostgresURL(t), testkit.RedisURL(t)
-	c := newScaleOut(t, pg, pg, redisURL)
+	pg := testkit.PostgresURL(t)
+	c := newScaleOut(t, pg, pg, testkit.RedisURL(t))
 	s := testkit.StartServe(t, heraldBin, c.env, "--workers", "1", "--sync-wait", "300ms")
 	c.tg.Block()
 	r := c.sendVia(t, s.URL, c.key, "doomed", "")
@@ -362,19 +376,7 @@ func TestScaleOutServeNodeKilled(t *testing.T) {
 	doomed := data(r)["jobId"].(string)
 	<-c.tg.Arrived() // the node is sending it
 
-	opt, err := redis.ParseURL(redisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	ns := ""
-	for _, e := range c.env {
-		if v, ok := strings.CutPrefix(e, "HERALD_REDIS_NAMESPACE="); ok {
-			ns = v
-		}
-	}
-	tasks, err := rdb.Keys(context.Background(), "asynq:{"+ns+"}:t:*").Result()
+	tasks, err := c.redis(t).Keys(context.Background(), "asynq:{"+c.ns+"}:t:*").Result()
 	if err != nil || len(tasks) != 1 || !strings.Contains(tasks[0], ":t:local-") {
 		t.Fatalf("tasks in Redis while the node sends: %v, %v; want only the safety task of a local run", tasks, err)
 	}
@@ -422,10 +424,7 @@ func TestScaleOutRedisFlushed(t *testing.T) {
 		}
 		ids = append(ids, data(r)["jobId"].(string))
 	}
-	opt, _ := redis.ParseURL(redisURL)
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+	if err := c.redis(t).FlushAll(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	c.worker(t, "--workers", "2")
