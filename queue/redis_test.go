@@ -443,16 +443,8 @@ func TestRedisQueueLen(t *testing.T) {
 func TestRedisQueueKeepsNothingFinished(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ns := testkit.RandomName("q_")
-		opts := queue.RedisOptions{Namespace: ns, PollInterval: 10 * time.Millisecond}
-		api := queue.NewRedis(rdb, opts) // enqueues only: the id is a task
-		opts.Workers = 1
-		q := queue.NewRedis(rdb, opts)
-		t.Cleanup(func() {
-			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			_ = q.Stop(sctx)
-			_ = api.Stop(sctx)
-		})
+		api := keepNothing(t, rdb, ns, 0, 0, 0) // enqueues only: the id is a task
+		q := keepNothing(t, rdb, ns, 1, 10*time.Millisecond, 0)
 		rec := newRecorder(nil)
 		if err := q.Start(rec.handle); err != nil {
 			t.Fatal(err)
