@@ -27,19 +27,6 @@ func slowPoller(t *testing.T, rdb redis.UniversalClient, ns string, workers int,
 // at most to start there.
 const soon = time.Second
 
-// keepNothing is a node that keeps no finished task (as by default), so
-// that a run leaves nothing in Redis.
-func keepNothing(t *testing.T, rdb redis.UniversalClient, ns string, workers int, poll, lease time.Duration) *queue.Redis {
-	q := queue.NewRedis(rdb, queue.RedisOptions{Namespace: ns, Workers: workers, PollInterval: poll,
-		ForwardInterval: 20 * time.Millisecond, RetryDelay: 20 * time.Millisecond, LocalLease: lease})
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_ = q.Stop(sctx)
-	})
-	return q
-}
-
 // cut is a go-redis hook that fails every command once set: a node that
 // can no longer reach Redis (or died).
 type cut struct{ on atomic.Bool }

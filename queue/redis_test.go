@@ -75,6 +75,19 @@ func newQueue(t *testing.T, rdb redis.UniversalClient, workers int, ns string) *
 	return q
 }
 
+// keepNothing is a node that keeps no finished task (as by default), so
+// that a run leaves nothing in Redis.
+func keepNothing(t *testing.T, rdb redis.UniversalClient, ns string, workers int, poll, lease time.Duration) *queue.Redis {
+	q := queue.NewRedis(rdb, queue.RedisOptions{Namespace: ns, Workers: workers, PollInterval: poll,
+		ForwardInterval: 20 * time.Millisecond, RetryDelay: 20 * time.Millisecond, LocalLease: lease})
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = q.Stop(sctx)
+	})
+	return q
+}
+
 // recorder is a handler that records the ids it is handed.
 type recorder struct {
 	mu   sync.Mutex
