@@ -317,7 +317,7 @@ func (q *Redis) runHeld(ctx context.Context, ids []string) []leftover {
 	)
 	for _, id := range ids {
 		wg.Add(1)
-		go func() {
+		q.runners.run(func() {
 			defer wg.Done()
 			defer func() { <-q.slots }()
 			if err := q.run(ctx, id); err != nil {
@@ -329,7 +329,7 @@ func (q *Redis) runHeld(ctx context.Context, ids []string) []leftover {
 				failed = append(failed, leftover{id, after})
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return failed

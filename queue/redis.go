@@ -51,6 +51,7 @@ type Redis struct {
 	cancel  context.CancelFunc
 	busy    inflight
 	slots   chan struct{} // one per job being worked, Workers in all
+	runners *runners
 	co      coalescer
 }
 
@@ -140,6 +141,7 @@ func NewRedis(rdb redis.UniversalClient, opts RedisOptions) *Redis {
 		log:       opts.Logger,
 	}
 	q.ctx, q.cancel = context.WithCancel(context.Background())
+	q.runners = newRunners(q.ctx)
 	return q
 }
 
@@ -343,6 +345,7 @@ func (q *Redis) Stop(ctx context.Context) error {
 	srv.Stop() // no new tasks
 	err := drain(ctx, q.busy.idle, q.cancel)
 	srv.Shutdown()
+	q.runners.wait()
 	return err
 }
 
