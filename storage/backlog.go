@@ -389,31 +389,71 @@ func (q queries) flushShards(ctx context.Context, botID int64, d *backlogDelta) 
 	return q.releaseShards(ctx, botID, -d.net, d.reserved > 0)
 }
 
-// flush applies the kept changes, the service's counter first, then the
-// bots' in ascending order (the order ReserveBacklog locks them in).
-func (b *backlogBatch) flush(ctx context.Context, q queries) error {
+// steps returns the statements of the kept changes, the service's counter
+// first, then the bots' in ascending order (the order ReserveBacklog locks
+// them in). On PostgreSQL each is the fast path of its counter's change (a
+// row free to take, with room for a reservation); a counter whose fast
+// path took no row is added to missed, for flushMissed.
+func (b *backlogBatch) steps(q queries, missed *[]int64) []step {
 	ids := make([]int64, 0, len(b.kept))
 	for id := range b.kept {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids) // totalRow (0) first
+	steps := make([]step, 0, len(ids))
 	for _, id := range ids {
 		d := b.kept[id]
 		if d.net == 0 && d.reserved == 0 {
 			continue
 		}
 		if q.store.dialect.backlogShards {
-			if err := q.flushShards(ctx, id, d); err != nil {
-				return err
-			}
+			steps = append(steps, q.shardStep(id, d, missed))
 			continue
 		}
-		res, err := q.exec(ctx, flushBacklogSQL, d.net, d.net, id, d.reserved, d.net, d.max)
-		if err != nil {
-			return q.fail(err, "count backlog")
+		steps = append(steps, step{
+			query: flushBacklogSQL,
+			args:  []any{d.net, d.net, id, d.reserved, d.net, d.max},
+			done: func(n int64, _ stepRows, err error) error {
+				if err != nil {
+					return q.fail(err, "count backlog")
+				}
+				if n != 1 {
+					return errBatchUnfit
+				}
+				return nil
+			},
+		})
+	}
+	return steps
+}
+
+// shardStep is the fast path of one counter's change of a batch; see steps.
+func (q queries) shardStep(botID int64, d *backlogDelta, missed *[]int64) step {
+	held := q.held(botID)
+	query, args := reserveShardSQL, []any{d.net, botID, d.max, d.net, held}
+	if d.net <= 0 {
+		open := 0
+		if d.reserved > 0 {
+			open = 1
 		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return errBatchUnfit
+		query, args = releaseShardSQL, []any{-d.net, botID, open, held}
+	}
+	return step{query: query, args: args, rows: true, done: func(_ int64, rows stepRows, err error) error {
+		ok, err := q.tookRow(botID, rows, err)
+		if err == nil && !ok {
+			*missed = append(*missed, botID)
+		}
+		return err
+	}}
+}
+
+// flushMissed applies the changes of the counters whose fast path took no
+// row, one after the other, in the order steps gave them (each may wait for
+// a row, or fail with errBatchUnfit), and then clears the batch.
+func (b *backlogBatch) flushMissed(ctx context.Context, q queries, missed []int64) error {
+	for _, id := range missed {
+		if err := q.flushShards(ctx, id, b.kept[id]); err != nil {
+			return err
 		}
 	}
 	clear(b.kept)

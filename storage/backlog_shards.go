@@ -185,19 +185,33 @@ func (q queries) readShards(ctx context.Context, botID int64) ([]shard, error) {
 
 // took runs a fast path's statement: whether it took a row, which the
 // transaction then holds.
-func (q queries) took(ctx context.Context, botID int64, query string, args ...any) (bool, error) {
+func (q queries) took(ctx context.Context, botID int64, query string, args ...any) (ok bool, err error) {
+	err = q.runStep(ctx, step{query: query, args: args, rows: true, done: func(_ int64, rows stepRows, serr error) error {
+		ok, serr = q.tookRow(botID, rows, serr)
+		return serr
+	}})
+	return ok, err
+}
+
+// tookRow reads a fast path's outcome, its rows or its error: whether it
+// took a row, which the transaction then holds.
+func (q queries) tookRow(botID int64, rows stepRows, err error) (bool, error) {
 	var s int32
-	err := q.queryRow(ctx, true, query, args, &s)
-	if isNoRows(err) {
-		return false, nil
+	took := false
+	if err == nil {
+		if took = rows.Next(); took {
+			err = rows.Scan(&s)
+		} else {
+			err = rows.Err()
+		}
 	}
 	if err != nil {
 		return false, q.fail(err, "count backlog")
 	}
-	if q.shards != nil && q.held(botID) != allShards {
+	if took && q.shards != nil && q.held(botID) != allShards {
 		q.shards[botID] = s
 	}
-	return true, nil
+	return took, nil
 }
 
 // reserveShard is the fast path of a reservation: false when no row has

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/push"
+	"github.com/uptrace/bun"
 )
 
 // Group commit. SQLite has one writer at a time and the store keeps one
@@ -284,6 +286,13 @@ func (c *committer) overflowLoop() {
 	}
 }
 
+// loneInBatch reports whether a lone transaction runs as a batch of one
+// rather than on its own: on PostgreSQL, where its changes are then
+// deferred to its end and sent there in one round trip (see step). An
+// accepted request is BEGIN, that and COMMIT, where on its own it is a
+// round trip per statement.
+func (c *committer) loneInBatch() bool { return c.s.dialect.pipeline != nil }
+
 // primaryHeld reports whether the first loop's batch has run for
 // overflowAfter.
 func (c *committer) primaryHeld() bool {
@@ -305,9 +314,11 @@ func (c *committer) commit(batch []*txRequest) {
 	case 0:
 		return
 	case 1:
-		r := live[0]
-		r.done <- c.s.runTxDirect(context.WithoutCancel(r.ctx), r.fn)
-		return
+		if !c.loneInBatch() {
+			r := live[0]
+			r.done <- c.s.runTxDirect(context.WithoutCancel(r.ctx), r.fn)
+			return
+		}
 	}
 	results, err := c.together(live)
 	if err != nil {
@@ -329,7 +340,9 @@ func (c *committer) commit(batch []*txRequest) {
 		}
 		return
 	}
-	c.grouped.Add(int64(len(live)))
+	if len(live) > 1 {
+		c.grouped.Add(int64(len(live)))
+	}
 	for i, r := range live {
 		if _, ok := results[i].(retryAlone); ok {
 			// The database aborted it to break a conflict (with another
@@ -361,18 +374,24 @@ func (q queries) dropDeferred() {
 // new requests, the job moves, then the backlog counters (which every
 // transaction updates: locked last, for the shortest time).
 func (q queries) flushDeferred(ctx context.Context) error {
-	if q.inserts != nil {
-		if err := q.inserts.flush(ctx, q); err != nil {
-			return err
-		}
+	var (
+		steps  []step
+		missed []int64
+	)
+	if s, ok := q.inserts.step(q); ok {
+		steps = append(steps, s)
 	}
-	if q.moves != nil {
-		if err := q.moves.flush(ctx, q); err != nil {
-			return err
-		}
+	if s, ok := q.moves.step(q); ok {
+		steps = append(steps, s)
 	}
 	if q.backlog != nil {
-		return q.backlog.flush(ctx, q)
+		steps = append(steps, q.backlog.steps(q, &missed)...)
+	}
+	if err := q.runSteps(ctx, steps); err != nil {
+		return err
+	}
+	if q.backlog != nil {
+		return q.backlog.flushMissed(ctx, q, missed)
 	}
 	return nil
 }
@@ -403,7 +422,9 @@ func (c *committer) together(batch []*txRequest) ([]error, error) {
 // tryTogether is together with the batch's backlog changes made at its
 // end (deferBacklog) or by each transaction.
 func (c *committer) tryTogether(batch []*txRequest, deferBacklog bool) ([]error, error) {
-	if c.calm.Load() >= calmGroups {
+	if len(batch) == 1 || c.calm.Load() >= calmGroups {
+		// A batch of one needs no savepoint: its failure rolls back only
+		// its own writes (see group).
 		results, ok, err := c.group(batch, false, deferBacklog)
 		if err != nil || ok {
 			if ok {
@@ -427,6 +448,16 @@ func (c *committer) tryTogether(batch []*txRequest, deferBacklog bool) ([]error,
 		}
 	}
 	return results, nil
+}
+
+// failure is the outcome of a function of a batch that failed: retryAlone
+// when the database aborted it to break a conflict.
+func (c *committer) failure(ferr error) error {
+	err := c.s.dialect.classify(ferr)
+	if c.s.dialect.isRetryable != nil && c.s.dialect.isRetryable(ferr) {
+		return retryAlone{err}
+	}
+	return err
 }
 
 // batchTimeout bounds a batch on a database across the network, whose
@@ -456,11 +487,28 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 		}
 		return context.WithDeadline(ctx, deadline)
 	}
-	tx, err := c.s.w.BeginTx(bg, nil)
+	var (
+		tx   bun.Tx
+		conn *sql.Conn
+	)
+	if c.s.dialect.pipeline != nil {
+		// On a connection of its own, so that the batch's end can
+		// pipeline its statements there (see step).
+		bc, cerr := c.s.w.Conn(bg)
+		if cerr != nil {
+			return nil, false, cerr
+		}
+		defer bc.Close()
+		conn = bc.Conn
+		tx, err = bc.BeginTx(bg, nil)
+	} else {
+		tx, err = c.s.w.BeginTx(bg, nil)
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	q := c.s.txQueries(tx)
+	q.conn = conn
 	q.grouped = true
 	if deferBacklog {
 		q.backlog = newBacklogBatch()
@@ -481,6 +529,12 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 				}
 				if errors.Is(ferr, errBatchUnfit) {
 					return nil, false, errBatchUnfit
+				}
+				if len(batch) == 1 {
+					// Alone, it rolled back only its own writes: its
+					// failure is its outcome, as on its own.
+					results[0] = c.failure(ferr)
+					return results, true, nil
 				}
 				return nil, false, nil
 			}
@@ -506,10 +560,7 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 			}
 			q.dropDeferred()
 			q.shards.restore(held) // its row locks ended with its savepoint
-			results[i] = c.s.dialect.classify(ferr)
-			if c.s.dialect.isRetryable != nil && c.s.dialect.isRetryable(ferr) {
-				results[i] = retryAlone{results[i]}
-			}
+			results[i] = c.failure(ferr)
 		} else {
 			q.keepDeferred()
 		}

@@ -540,3 +540,64 @@ func TestBatchedRequestsStayExact(t *testing.T) {
 		}
 	})
 }
+
+// TestLoneTransactionsFailAlone: a transaction that comes alone (a batch
+// of one, on PostgreSQL while batches run without savepoints) gets its own
+// failure, leaves nothing of what it wrote, and does not keep the next
+// lone transaction from committing.
+func TestLoneTransactionsFailAlone(t *testing.T) {
+	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
+		s := open(t, dsn)
+		a, b, tg := seed(t, s, 0)
+		if calm {
+			storage.Calm(s)
+		}
+		errBoom := errors.New("boom")
+		for i := range 3 {
+			failed, kept := newJob(a, b, tg, fmt.Sprint("failed ", i)), newJob(a, b, tg, fmt.Sprint("kept ", i))
+			err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				rec := &push.IdempotencyRecord{AccountID: a.ID, Key: fmt.Sprint("failed-", i), Kind: push.RequestKindSingle,
+					Fingerprint: "f", JobIDs: []string{failed.ID}, CreatedAt: t0}
+				if err := tx.(push.RequestCreator).CreateRequest(ctx, rec, []*push.Job{failed}); err != nil {
+					return err
+				}
+				if err := tx.ReserveBacklog(ctx, map[int64]int{b.ID: 1}, 10, 10); err != nil {
+					return err
+				}
+				return errBoom
+			})
+			if !errors.Is(err, errBoom) {
+				t.Fatalf("round %d: the failing transaction returned %v, want its own error", i, err)
+			}
+			if _, err := s.Job(ctx, failed.ID); push.KindOf(err) != push.NotFound {
+				t.Errorf("round %d: the failed transaction's job: %v, want not found", i, err)
+			}
+			err = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+				if err := tx.CreateJobs(ctx, []*push.Job{kept}); err != nil {
+					return err
+				}
+				return tx.ReserveBacklog(ctx, map[int64]int{b.ID: 1}, 10, 10)
+			})
+			if err != nil {
+				t.Fatalf("round %d: the transaction after: %v", i, err)
+			}
+			if _, err := s.Job(ctx, kept.ID); err != nil {
+				t.Errorf("round %d: the committed transaction's job: %v", i, err)
+			}
+		}
+		// The failed reservations left nothing: 3 of 10 are counted, so 7
+		// more fit and the 8th does not.
+		err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+			return tx.ReserveBacklog(ctx, map[int64]int{b.ID: 7}, 10, 10)
+		})
+		if err != nil {
+			t.Fatalf("7 more of a backlog of 10 with 3 counted: %v", err)
+		}
+		err = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+			return tx.ReserveBacklog(ctx, map[int64]int{b.ID: 1}, 10, 10)
+		})
+		if push.KindOf(err) == push.Internal || err == nil {
+			t.Errorf("the 11th of a backlog of 10: %v, want it refused", err)
+		}
+	})
+}

@@ -53,6 +53,9 @@ type dialect struct {
 	// (see backlog_shards.go): transactions run concurrently and would
 	// otherwise wait for each other's commit at the counter's one row.
 	backlogShards bool
+	// pipeline sends the steps of a batch's end in one round trip on the
+	// batch's connection (see step); nil where each runs on its own.
+	pipeline pipelined
 	// migrationLock and migrationUnlock take and release a session lock
 	// that serializes migrating among processes; "" where the migrations'
 	// own transactions do.

@@ -1,8 +1,6 @@
 package storage
 
 import (
-	"context"
-
 	"github.com/heraldpush/herald/push"
 )
 
@@ -58,12 +56,13 @@ func (b *insertBatch) drop() {
 	}
 }
 
-// flush inserts the kept requests and sets their jobs' MessageIDs;
+// step returns the statement that inserts the kept requests and sets
+// their jobs' MessageIDs (false: there are none). Its done fails with
 // errBatchUnfit when a key was taken (by another request of the batch or
 // of another node).
-func (b *insertBatch) flush(ctx context.Context, q queries) error {
-	if len(b.kept) == 0 {
-		return nil
+func (b *insertBatch) step(q queries) (step, bool) {
+	if b == nil || len(b.kept) == 0 {
+		return step{}, false
 	}
 	var (
 		jobs                                []*push.Job
@@ -83,20 +82,35 @@ func (b *insertBatch) flush(ctx context.Context, q queries) error {
 		jobLists = append(jobLists, row.JobIDs)
 		created = append(created, row.CreatedMs)
 	}
-	var err error
-	if len(keys) == 0 {
-		err = q.insertReturning(ctx, "", nil, jobs)
-	} else {
-		err = q.insertReturning(ctx, flushRequestsPrefix, []any{accounts, keys, kinds, fingerprints, jobLists, created}, jobs)
+	query, args := insertJobsSQL, jobArrays(jobs)
+	if len(keys) > 0 {
+		query = flushRequestsPrefix + insertJobsSQL
+		args = append([]any{accounts, keys, kinds, fingerprints, jobLists, created}, args...)
 	}
-	if push.ReasonOf(err) == push.ReasonDuplicate {
-		return errBatchUnfit
+	scan := func(rows stepRows) error { return scanJobSeqs(rows, jobs) }
+	if len(jobs) == 1 {
+		// One job: the statements of a request inserted at once, which
+		// cost PostgreSQL less than the arrays' for one row.
+		query, args = insertJobReturningSQL, jobArgs(jobs[0])
+		if rec := b.kept[0].rec; rec != nil {
+			query, args = withIdempotencySQL+insertJobReturningSQL, append(idempotencyArgs(rec), args...)
+		}
+		scan = func(rows stepRows) error { return scanJobSeq(rows, jobs[0]) }
 	}
-	if err != nil {
-		return err
-	}
-	b.kept = b.kept[:0]
-	return nil
+	return step{query: query, args: args, rows: true, done: func(_ int64, rows stepRows, err error) error {
+		if err == nil {
+			err = scan(rows)
+		}
+		err = q.fail(err, "create jobs")
+		if push.ReasonOf(err) == push.ReasonDuplicate {
+			return errBatchUnfit
+		}
+		if err != nil {
+			return err
+		}
+		b.kept = b.kept[:0]
+		return nil
+	}}, true
 }
 
 // selectsJobs refuses, with errBatchUnfit, a read that selects jobs by

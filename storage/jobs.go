@@ -137,42 +137,56 @@ func (q queries) insertReturning(ctx context.Context, prefix string, lead []any,
 			err := q.queryRow(ctx, true, prefix+insertJobReturningSQL, append(lead, jobArgs(jobs[0])...), &jobs[0].MessageID)
 			return q.fail(err, "create jobs")
 		}
-		st, done, err := q.stmt(ctx, true, prefix+insertJobsSQL)
-		if err != nil {
-			return q.fail(err, "create jobs")
-		}
-		defer done()
-		rows, err := st.QueryContext(ctx, append(lead, jobArrays(jobs)...)...)
-		if err != nil {
-			return q.fail(err, "create jobs")
-		}
-		defer rows.Close()
-		byID := make(map[string]*push.Job, len(jobs))
-		for _, j := range jobs {
-			byID[j.ID] = j
-		}
-		got := 0
-		for rows.Next() {
-			var (
-				id  string
-				seq int64
-			)
-			if err := rows.Scan(&id, &seq); err != nil {
+		return q.runStep(ctx, step{query: prefix + insertJobsSQL, args: append(lead, jobArrays(jobs)...), rows: true,
+			done: func(_ int64, rows stepRows, err error) error {
+				if err == nil {
+					err = scanJobSeqs(rows, jobs)
+				}
 				return q.fail(err, "create jobs")
-			}
-			if j := byID[id]; j != nil {
-				j.MessageID = seq
-				got++
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return q.fail(err, "create jobs")
-		}
-		if got != len(jobs) {
-			return push.Wrap(fmt.Errorf("%d of %d new jobs returned", got, len(jobs)), "storage: create jobs")
-		}
-		return nil
+			}})
 	})
+}
+
+// scanJobSeq sets job's MessageID to its seq, from the row (seq) its
+// insert returned.
+func scanJobSeq(rows stepRows, job *push.Job) error {
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	return rows.Scan(&job.MessageID)
+}
+
+// scanJobSeqs sets the MessageID of each of jobs to its seq, from the
+// rows (id, seq) their insert returned.
+func scanJobSeqs(rows stepRows, jobs []*push.Job) error {
+	byID := make(map[string]*push.Job, len(jobs))
+	for _, j := range jobs {
+		byID[j.ID] = j
+	}
+	got := 0
+	for rows.Next() {
+		var (
+			id  string
+			seq int64
+		)
+		if err := rows.Scan(&id, &seq); err != nil {
+			return err
+		}
+		if j := byID[id]; j != nil {
+			j.MessageID = seq
+			got++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if got != len(jobs) {
+		return fmt.Errorf("%d of %d new jobs returned", got, len(jobs))
+	}
+	return nil
 }
 
 // jobArrays are jobs' values as insertJobsSQL takes them: one array per
@@ -286,21 +300,15 @@ func (q queries) MoveJob(ctx context.Context, m push.JobMove) (push.Job, error) 
 	if !push.CanMove(m.From, m.To) {
 		return push.Job{}, push.Errorf(push.Conflict, push.ReasonStateChanged, "a job cannot move from %s to %s", m.From, m.To)
 	}
-	at := toMs(m.At)
-	started := flag(m.To == push.StateRunning)
-	args := []any{string(m.To), at,
-		started, at, started,
-		flag(finishes(m)), at,
-		flag(m.Error != "" || m.To == push.StateSucceeded), m.Error,
-		m.PlatformIndex, m.PlatformIndex,
-		m.ID, string(m.From), toMs(m.RetryAt)}
+	mv := jobMoveArgs{id: m.ID, from: string(m.From), to: string(m.To), at: toMs(m.At),
+		started: flag(m.To == push.StateRunning), finished: flag(finishes(m)), setErr: flag(m.Error != "" || m.To == push.StateSucceeded),
+		errMsg: m.Error, platformIndex: m.PlatformIndex, retryMs: toMs(m.RetryAt)}
+	args := mv.args()
 	known := m.Job != nil && m.Job.ID == m.ID && m.Job.State == m.From && toMs(m.Job.RetryAt) == toMs(m.RetryAt)
 	if known && q.moves != nil {
 		// Written with the batch's other moves at its end, and checked
 		// there (see moveBatch).
-		q.moves.add(jobMoveArgs{id: m.ID, from: string(m.From), to: string(m.To), at: at,
-			started: started, finished: flag(finishes(m)), setErr: flag(m.Error != "" || m.To == push.StateSucceeded),
-			errMsg: m.Error, platformIndex: m.PlatformIndex, retryMs: toMs(m.RetryAt)})
+		q.moves.add(mv)
 		return movedJob(*m.Job, m), nil
 	}
 	var row jobRow

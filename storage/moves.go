@@ -1,9 +1,5 @@
 package storage
 
-import (
-	"context"
-)
-
 // flushMovesSQL makes the job moves of a batch of the group commit in one
 // statement (PostgreSQL): each row of the arrays is one move as
 // moveJobSQL makes it, of a job that must still be in the state and the
@@ -37,6 +33,16 @@ type jobMoveArgs struct {
 	retryMs                   int64
 }
 
+// args are the move's values as moveJobSQL takes them.
+func (m jobMoveArgs) args() []any {
+	return []any{m.to, m.at,
+		m.started, m.at, m.started,
+		m.finished, m.at,
+		m.setErr, m.errMsg,
+		m.platformIndex, m.platformIndex,
+		m.id, m.from, m.retryMs}
+}
+
 func (b *moveBatch) add(m jobMoveArgs) { b.pending = append(b.pending, m) }
 
 // keep and drop end the running transaction: its moves are kept (it
@@ -54,13 +60,37 @@ func (b *moveBatch) drop() {
 	}
 }
 
-// flush writes the kept moves; errBatchUnfit when one of them found its
+// step returns the statement that writes the kept moves (false: there
+// are none). Its done fails with errBatchUnfit when one of them found its
 // job moved meanwhile.
-func (b *moveBatch) flush(ctx context.Context, q queries) error {
-	n := len(b.kept)
-	if n == 0 {
-		return nil
+func (b *moveBatch) step(q queries) (step, bool) {
+	if b == nil || len(b.kept) == 0 {
+		return step{}, false
 	}
+	n := len(b.kept)
+	query, args := flushMovesSQL, []any(nil)
+	if n == 1 {
+		// One row: the statement of a move made at once, which costs
+		// PostgreSQL less than the arrays' for one row.
+		query, args = moveJobSQL, b.kept[0].args()
+	} else {
+		args = b.arrays()
+	}
+	return step{query: query, args: args, done: func(moved int64, _ stepRows, err error) error {
+		if err != nil {
+			return q.fail(err, "move jobs")
+		}
+		if moved != int64(n) {
+			return errBatchUnfit
+		}
+		b.kept = b.kept[:0]
+		return nil
+	}}, true
+}
+
+// arrays are the kept moves' values as flushMovesSQL takes them.
+func (b *moveBatch) arrays() []any {
+	n := len(b.kept)
 	var (
 		ids, froms, tos, errs, indexes = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		ats, retries                   = make([]int64, n), make([]int64, n)
@@ -71,13 +101,5 @@ func (b *moveBatch) flush(ctx context.Context, q queries) error {
 		ats[i], retries[i] = m.at, m.retryMs
 		started[i], finished[i], setErr[i] = int32(m.started), int32(m.finished), int32(m.setErr)
 	}
-	res, err := q.exec(ctx, flushMovesSQL, ids, froms, tos, ats, started, finished, setErr, errs, indexes, retries)
-	if err != nil {
-		return q.fail(err, "move jobs")
-	}
-	if moved, _ := res.RowsAffected(); moved != int64(n) {
-		return errBatchUnfit
-	}
-	b.kept = b.kept[:0]
-	return nil
+	return []any{ids, froms, tos, ats, started, finished, setErr, errs, indexes, retries}
 }

@@ -107,9 +107,55 @@ func postgresDialect() dialect {
 		batchMoves:      true,
 		backlogShards:   true,
 		placeholders:    dollarPlaceholders,
+		pipeline:        pgPipeline,
 		migrationLock:   "SELECT pg_advisory_lock(" + pgMigrationLockKey + ")",
 		migrationUnlock: "SELECT pg_advisory_unlock(" + pgMigrationLockKey + ")",
 	}
+}
+
+// pgPipeline sends steps to PostgreSQL in one round trip, as a pipeline
+// of pgx on conn (the batch's transaction's connection), and hands each
+// its outcome in order.
+func pgPipeline(ctx context.Context, conn *sql.Conn, steps []step) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("storage: pipeline on a connection of %T, not pgx's", dc)
+		}
+		var b pgx.Batch
+		for _, s := range steps {
+			b.Queue(dollarPlaceholders(s.query), s.args...)
+		}
+		br := c.Conn().SendBatch(ctx, &b)
+		err := pgSteps(br, steps)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// pgSteps hands each step its outcome from br, until one's done fails.
+func pgSteps(br pgx.BatchResults, steps []step) error {
+	for _, s := range steps {
+		if !s.rows {
+			tag, err := br.Exec()
+			if err := s.done(tag.RowsAffected(), nil, err); err != nil {
+				return err
+			}
+			continue
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return s.done(0, nil, err)
+		}
+		err = s.done(0, rows, nil)
+		rows.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pgIsDown reports errors that mean the database cannot be reached or

@@ -12,7 +12,10 @@ import (
 // is what a send costs the shared database. It is pgx's query tracer.
 type statementCounter struct{ n, commits atomic.Int64 }
 
-var _ pgx.QueryTracer = (*statementCounter)(nil)
+var (
+	_ pgx.QueryTracer = (*statementCounter)(nil)
+	_ pgx.BatchTracer = (*statementCounter)(nil)
+)
 
 // TraceQueryStart implements pgx.QueryTracer.
 func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
@@ -25,6 +28,20 @@ func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d p
 
 // TraceQueryEnd implements pgx.QueryTracer.
 func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TraceBatchStart implements pgx.BatchTracer.
+func (c *statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+// TraceBatchQuery implements pgx.BatchTracer: a statement of a pipeline
+// (see step) counts as one.
+func (c *statementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	c.n.Add(1)
+}
+
+// TraceBatchEnd implements pgx.BatchTracer.
+func (c *statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // Statements returns the number of statements the store has sent to
 // PostgreSQL so far (BEGIN and COMMIT included), and false on SQLite,

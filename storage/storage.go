@@ -170,6 +170,10 @@ type queries struct {
 	r, w  bun.IDB
 	store *Store
 	tx    *sql.Tx // the transaction's, inside one; nil outside
+	// conn is the transaction's connection where the transaction was
+	// begun on one of its own (a batch of the group commit), for the
+	// dialect's pipeline; nil otherwise.
+	conn *sql.Conn
 	// txStmts are the prepared statements bound to tx so far: a
 	// transaction binds each once, however often it runs it.
 	txStmts txStmts
