@@ -375,14 +375,18 @@ func (b *backlogBatch) drop() {
 	}
 }
 
-// flushShards applies one counter's change of a batch to the first of its
-// rows free to take that fits it (see backlog_shards.go), or fails with
-// errBatchUnfit.
+// flushShards applies one counter's change of a batch whose fast path
+// took no row (see backlog_shards.go): a reservation by the slow path
+// where the batch may wait for the counter's rows (a new counter, rows
+// without room), a release on the first row once free. It fails with
+// errBatchUnfit where the batch may not wait, or where the batch's
+// reservations do not fit together (or the counter closed): then each
+// transaction reserves its own.
 func (q queries) flushShards(ctx context.Context, botID int64, d *backlogDelta) error {
 	if d.net > 0 {
-		ok, err := q.reserveShard(ctx, botID, d.net, d.max)
-		if err == nil && !ok {
-			err = errBatchUnfit
+		err := q.reserveShards(ctx, botID, d.net, d.max)
+		if r := push.ReasonOf(err); r == "backlog_full" || r == "bot_not_found" {
+			return errBatchUnfit
 		}
 		return err
 	}

@@ -544,7 +544,8 @@ func TestBatchedRequestsStayExact(t *testing.T) {
 // TestLoneTransactionsFailAlone: a transaction that comes alone (a batch
 // of one, on PostgreSQL while batches run without savepoints) gets its own
 // failure, leaves nothing of what it wrote, and does not keep the next
-// lone transaction from committing.
+// lone transaction from committing; the first reservation on PostgreSQL
+// creates the backlog counters in its batch, without running it again.
 func TestLoneTransactionsFailAlone(t *testing.T) {
 	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
 		s := open(t, dsn)
@@ -584,6 +585,9 @@ func TestLoneTransactionsFailAlone(t *testing.T) {
 			if _, err := s.Job(ctx, kept.ID); err != nil {
 				t.Errorf("round %d: the committed transaction's job: %v", i, err)
 			}
+		}
+		if n := storage.UnfitBatches(s); n != 0 {
+			t.Errorf("%d batches ran again with each change made at once; want none (the first reservation creates the counters in its batch)", n)
 		}
 		// The failed reservations left nothing: 3 of 10 are counted, so 7
 		// more fit and the 8th does not.
