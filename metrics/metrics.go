@@ -206,7 +206,7 @@ func (m *Metrics) WatchCalls(c Calls) {
 				func() float64 { return float64(f()) }))
 		}
 	}
-	add("db_statements_total", "Statements sent to PostgreSQL, BEGIN and COMMIT included (each a round trip).", c.DBStatements)
+	add("db_statements_total", "Statements sent to PostgreSQL, BEGIN and COMMIT included (those of a pipeline one by one).", c.DBStatements)
 	add("db_commits_total", "Transactions committed on PostgreSQL.", c.DBCommits)
 	add("redis_commands_total", "Commands sent to Redis, those of pipelines one by one.", c.RedisCommands)
 	add("redis_round_trips_total", "Round trips to Redis (a pipeline is one).", c.RedisRoundTrips)

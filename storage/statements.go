@@ -8,8 +8,9 @@ import (
 )
 
 // statementCounter counts the statements a store sends to PostgreSQL
-// (BEGIN and COMMIT included): each is a round trip to the database, which
-// is what a send costs the shared database. It is pgx's query tracer.
+// (BEGIN and COMMIT included; those of a pipeline one by one, though the
+// pipeline is one round trip), which is what a send costs the shared
+// database. It is pgx's query and batch tracer.
 type statementCounter struct{ n, commits atomic.Int64 }
 
 var (
