@@ -21,11 +21,7 @@ import (
 // balance and ledger count exactly the successful charges.
 func TestUpdateIsolatesEachTransaction(t *testing.T) {
 	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
-		s := open(t, dsn)
-		a, b, tg := seed(t, s, 1000)
-		if calm {
-			storage.Calm(s)
-		}
+		s, a, b, tg := openSeeded(t, dsn, calm, 1000)
 		errBoom := errors.New("boom")
 		const n = 90
 		type outcome struct {
@@ -140,6 +136,18 @@ func eachCommitMode(t *testing.T, test func(t *testing.T, dsn string, calm bool)
 	}
 }
 
+// openSeeded opens the store of dsn, seeds it (an account with points, a
+// bot, a target) and, with calm, makes its committer start calm.
+func openSeeded(t *testing.T, dsn string, calm bool, points int64) (*storage.Store, push.Account, push.Bot, push.Target) {
+	t.Helper()
+	s := open(t, dsn)
+	a, b, tg := seed(t, s, points)
+	if calm {
+		storage.Calm(s)
+	}
+	return s, a, b, tg
+}
+
 // TestCalmBatchesCommitEverything: batches run without savepoints commit
 // every transaction in them when none fails.
 func TestCalmBatchesCommitEverything(t *testing.T) {
@@ -223,11 +231,7 @@ func TestBacklogReserveReleaseDoNotDeadlock(t *testing.T) {
 // not disturbed.
 func TestUpdatePanicStaysWithItsCaller(t *testing.T) {
 	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
-		s := open(t, dsn)
-		a, b, tg := seed(t, s, 0)
-		if calm {
-			storage.Calm(s)
-		}
+		s, a, b, tg := openSeeded(t, dsn, calm, 0)
 		jobs := make([]*push.Job, 20)
 		panicked := make([]any, len(jobs))
 		errs := make([]error, len(jobs))
@@ -358,11 +362,7 @@ func TestBatchedBacklogKeepsLimits(t *testing.T) {
 // recorded the same way are all there.
 func TestBatchedMovesStayExact(t *testing.T) {
 	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
-		s := open(t, dsn)
-		a, b, tg := seed(t, s, 0)
-		if calm {
-			storage.Calm(s)
-		}
+		s, a, b, tg := openSeeded(t, dsn, calm, 0)
 		const jobs, racers = 30, 3
 		js := make([]*push.Job, jobs)
 		for i := range js {
@@ -419,11 +419,7 @@ func TestBatchedMovesStayExact(t *testing.T) {
 // that lists the queued jobs after creating its own finds its own.
 func TestBatchedRequestsStayExact(t *testing.T) {
 	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
-		s := open(t, dsn)
-		a, b, tg := seed(t, s, 0)
-		if calm {
-			storage.Calm(s)
-		}
+		s, a, b, tg := openSeeded(t, dsn, calm, 0)
 		errBoom := errors.New("boom")
 		// Three races, one after the other: requests that commit, fail or
 		// have no key; requests of which two race for each key (with
@@ -541,18 +537,14 @@ func TestBatchedRequestsStayExact(t *testing.T) {
 	})
 }
 
-// TestLoneTransactionsFailAlone: a transaction that comes alone (a batch
-// of one, on PostgreSQL while batches run without savepoints) gets its own
+// TestLoneTransactionsFailAlone: a transaction that comes alone (on
+// PostgreSQL a batch of one, without a savepoint) gets its own
 // failure, leaves nothing of what it wrote, and does not keep the next
 // lone transaction from committing; the first reservation on PostgreSQL
 // creates the backlog counters in its batch, without running it again.
 func TestLoneTransactionsFailAlone(t *testing.T) {
 	eachCommitMode(t, func(t *testing.T, dsn string, calm bool) {
-		s := open(t, dsn)
-		a, b, tg := seed(t, s, 0)
-		if calm {
-			storage.Calm(s)
-		}
+		s, a, b, tg := openSeeded(t, dsn, calm, 0)
 		errBoom := errors.New("boom")
 		for i := range 3 {
 			failed, kept := newJob(a, b, tg, fmt.Sprint("failed ", i)), newJob(a, b, tg, fmt.Sprint("kept ", i))
