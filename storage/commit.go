@@ -372,7 +372,9 @@ func (q queries) dropDeferred() {
 
 // flushDeferred writes the kept deferred changes at the batch's end: the
 // new requests, the job moves, then the backlog counters (which every
-// transaction updates: locked last, for the shortest time).
+// transaction updates: locked last, for the shortest time), in one round
+// trip where the dialect pipelines (see step); then the counters whose
+// fast path took no row, each by its slow path.
 func (q queries) flushDeferred(ctx context.Context) error {
 	var (
 		steps  []step
