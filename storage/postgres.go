@@ -124,7 +124,7 @@ func pgPipeline(ctx context.Context, conn *sql.Conn, steps []step) error {
 		}
 		var b pgx.Batch
 		for _, s := range steps {
-			b.Queue(dollarPlaceholders(s.query), s.args...)
+			b.Queue(s.query, s.args...)
 		}
 		br := c.Conn().SendBatch(ctx, &b)
 		err := pgSteps(br, steps)

@@ -34,6 +34,9 @@ type stepRows interface {
 // pipelines statements and the transaction has a connection of its own.
 func (q queries) runSteps(ctx context.Context, steps []step) error {
 	if len(steps) > 1 && q.conn != nil && q.store.dialect.pipeline != nil {
+		for i := range steps {
+			steps[i].query = q.store.native(steps[i].query)
+		}
 		return q.store.dialect.pipeline(ctx, q.conn, steps)
 	}
 	for _, s := range steps {
@@ -67,5 +70,6 @@ func (q queries) runStep(ctx context.Context, s step) error {
 	return s.done(n, nil, err)
 }
 
-// pipelined runs steps on conn in one round trip: a dialect's pipeline.
+// pipelined runs steps, their queries in the database's own placeholders,
+// on conn in one round trip: a dialect's pipeline.
 type pipelined func(ctx context.Context, conn *sql.Conn, steps []step) error
