@@ -82,26 +82,20 @@ func (b *insertBatch) step(q queries) (step, bool) {
 		jobLists = append(jobLists, row.JobIDs)
 		created = append(created, row.CreatedMs)
 	}
-	query, args := insertJobsSQL, jobArrays(jobs)
-	if len(keys) > 0 {
-		query = flushRequestsPrefix + insertJobsSQL
-		args = append([]any{accounts, keys, kinds, fingerprints, jobLists, created}, args...)
+	var (
+		prefix string
+		lead   []any
+	)
+	switch {
+	case len(b.kept) == 1 && b.kept[0].rec != nil:
+		// One request: its record's own statement, as when it is
+		// inserted at once (for one row PostgreSQL spends less on it
+		// than on the arrays').
+		prefix, lead = withIdempotencySQL, idempotencyArgs(b.kept[0].rec)
+	case len(keys) > 0:
+		prefix, lead = flushRequestsPrefix, []any{accounts, keys, kinds, fingerprints, jobLists, created}
 	}
-	scan := func(rows stepRows) error { return scanJobSeqs(rows, jobs) }
-	if len(jobs) == 1 {
-		// One job: the statements of a request inserted at once, which
-		// cost PostgreSQL less than the arrays' for one row.
-		query, args = insertJobReturningSQL, jobArgs(jobs[0])
-		if rec := b.kept[0].rec; rec != nil {
-			query, args = withIdempotencySQL+insertJobReturningSQL, append(idempotencyArgs(rec), args...)
-		}
-		scan = func(rows stepRows) error { return scanJobSeq(rows, jobs[0]) }
-	}
-	return step{query: query, args: args, rows: true, done: func(_ int64, rows stepRows, err error) error {
-		if err == nil {
-			err = scan(rows)
-		}
-		err = q.fail(err, "create jobs")
+	return q.insertStep(prefix, lead, jobs, func(err error) error {
 		if push.ReasonOf(err) == push.ReasonDuplicate {
 			return errBatchUnfit
 		}
@@ -110,7 +104,7 @@ func (b *insertBatch) step(q queries) (step, bool) {
 		}
 		b.kept = b.kept[:0]
 		return nil
-	}}, true
+	}), true
 }
 
 // selectsJobs refuses, with errBatchUnfit, a read that selects jobs by

@@ -128,23 +128,35 @@ func jobArgs(j *push.Job) []any {
 }
 
 // insertReturning inserts jobs where the database returns new keys
-// (PostgreSQL), after prefix (a WITH clause, whose values are lead): one
-// job with insertJobReturningSQL, more in one statement with
-// insertJobsSQL. It sets each job's MessageID to its new seq.
+// (PostgreSQL), after prefix (a WITH clause, whose values are lead), and
+// sets each job's MessageID to its new seq (see insertStep).
 func (q queries) insertReturning(ctx context.Context, prefix string, lead []any, jobs []*push.Job) error {
 	return q.atomic(ctx, func(ctx context.Context, q queries) error {
-		if len(jobs) == 1 {
-			err := q.queryRow(ctx, true, prefix+insertJobReturningSQL, append(lead, jobArgs(jobs[0])...), &jobs[0].MessageID)
-			return q.fail(err, "create jobs")
-		}
-		return q.runStep(ctx, step{query: prefix + insertJobsSQL, args: append(lead, jobArrays(jobs)...), rows: true,
-			done: func(_ int64, rows stepRows, err error) error {
-				if err == nil {
-					err = scanJobSeqs(rows, jobs)
-				}
-				return q.fail(err, "create jobs")
-			}})
+		return q.runStep(ctx, q.insertStep(prefix, lead, jobs, func(err error) error { return err }))
 	})
+}
+
+// insertStep is the statement that inserts jobs where the database
+// returns new keys (PostgreSQL), after prefix (a WITH clause, whose values
+// are lead): one job with insertJobReturningSQL, more in one statement
+// with insertJobsSQL. Its done sets each job's MessageID to its new seq
+// and hands the outcome, classified, to then.
+func (q queries) insertStep(prefix string, lead []any, jobs []*push.Job, then func(error) error) step {
+	s := step{query: prefix + insertJobsSQL, rows: true}
+	scan := func(rows stepRows) error { return scanJobSeqs(rows, jobs) }
+	if len(jobs) == 1 {
+		s.query, s.args = prefix+insertJobReturningSQL, append(lead, jobArgs(jobs[0])...)
+		scan = func(rows stepRows) error { return scanJobSeq(rows, jobs[0]) }
+	} else {
+		s.args = append(lead, jobArrays(jobs)...)
+	}
+	s.done = func(_ int64, rows stepRows, err error) error {
+		if err == nil {
+			err = scan(rows)
+		}
+		return then(q.fail(err, "create jobs"))
+	}
+	return s
 }
 
 // scanJobSeq sets job's MessageID to its seq, from the row (seq) its
