@@ -300,6 +300,9 @@ const flushBacklogSQL = "UPDATE backlog SET n = CASE WHEN n + ? >= 0 THEN n + ? 
 type backlogBatch struct {
 	kept    map[int64]*backlogDelta // of the transactions that succeeded
 	pending map[int64]*backlogDelta // of the transaction running
+	// missed are the counters whose fast path, at the batch's end, took
+	// no row (see steps and flushMissed).
+	missed []int64
 }
 
 type backlogDelta struct {
@@ -397,8 +400,8 @@ func (q queries) flushShards(ctx context.Context, botID int64, d *backlogDelta) 
 // first, then the bots' in ascending order (the order ReserveBacklog locks
 // them in). On PostgreSQL each is the fast path of its counter's change (a
 // row free to take, with room for a reservation); a counter whose fast
-// path took no row is added to missed, for flushMissed.
-func (b *backlogBatch) steps(q queries, missed *[]int64) []step {
+// path took no row is added to b.missed, for flushMissed.
+func (b *backlogBatch) steps(q queries) []step {
 	ids := make([]int64, 0, len(b.kept))
 	for id := range b.kept {
 		ids = append(ids, id)
@@ -411,7 +414,7 @@ func (b *backlogBatch) steps(q queries, missed *[]int64) []step {
 			continue
 		}
 		if q.store.dialect.backlogShards {
-			steps = append(steps, q.shardStep(id, d, missed))
+			steps = append(steps, b.shardStep(q, id, d))
 			continue
 		}
 		steps = append(steps, step{
@@ -432,7 +435,7 @@ func (b *backlogBatch) steps(q queries, missed *[]int64) []step {
 }
 
 // shardStep is the fast path of one counter's change of a batch; see steps.
-func (q queries) shardStep(botID int64, d *backlogDelta, missed *[]int64) step {
+func (b *backlogBatch) shardStep(q queries, botID int64, d *backlogDelta) step {
 	held := q.held(botID)
 	query, args := reserveShardSQL, []any{d.net, botID, d.max, d.net, held}
 	if d.net <= 0 {
@@ -445,7 +448,7 @@ func (q queries) shardStep(botID int64, d *backlogDelta, missed *[]int64) step {
 	return step{query: query, args: args, rows: true, done: func(_ int64, rows stepRows, err error) error {
 		ok, err := q.tookRow(botID, rows, err)
 		if err == nil && !ok {
-			*missed = append(*missed, botID)
+			b.missed = append(b.missed, botID)
 		}
 		return err
 	}}
@@ -454,12 +457,13 @@ func (q queries) shardStep(botID int64, d *backlogDelta, missed *[]int64) step {
 // flushMissed applies the changes of the counters whose fast path took no
 // row, one after the other, in the order steps gave them (each may wait for
 // a row, or fail with errBatchUnfit), and then clears the batch.
-func (b *backlogBatch) flushMissed(ctx context.Context, q queries, missed []int64) error {
-	for _, id := range missed {
+func (b *backlogBatch) flushMissed(ctx context.Context, q queries) error {
+	for _, id := range b.missed {
 		if err := q.flushShards(ctx, id, b.kept[id]); err != nil {
 			return err
 		}
 	}
+	b.missed = b.missed[:0]
 	clear(b.kept)
 	return nil
 }

@@ -376,10 +376,7 @@ func (q queries) dropDeferred() {
 // trip where the dialect pipelines (see step); then the counters whose
 // fast path took no row, each by its slow path.
 func (q queries) flushDeferred(ctx context.Context) error {
-	var (
-		steps  []step
-		missed []int64
-	)
+	var steps []step
 	if s, ok := q.inserts.step(q); ok {
 		steps = append(steps, s)
 	}
@@ -387,13 +384,13 @@ func (q queries) flushDeferred(ctx context.Context) error {
 		steps = append(steps, s)
 	}
 	if q.backlog != nil {
-		steps = append(steps, q.backlog.steps(q, &missed)...)
+		steps = append(steps, q.backlog.steps(q)...)
 	}
 	if err := q.runSteps(ctx, steps); err != nil {
 		return err
 	}
 	if q.backlog != nil {
-		return q.backlog.flushMissed(ctx, q, missed)
+		return q.backlog.flushMissed(ctx, q)
 	}
 	return nil
 }
