@@ -592,8 +592,8 @@ func TestLoneTransactionsFailAlone(t *testing.T) {
 		err = s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
 			return tx.ReserveBacklog(ctx, map[int64]int{b.ID: 1}, 10, 10)
 		})
-		if push.KindOf(err) == push.Internal || err == nil {
-			t.Errorf("the 11th of a backlog of 10: %v, want it refused", err)
+		if push.KindOf(err) != push.TooMany || push.ReasonOf(err) != "backlog_full" {
+			t.Errorf("the 11th of a backlog of 10: %v, want it refused as backlog_full", err)
 		}
 	})
 }
