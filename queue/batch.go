@@ -342,9 +342,10 @@ func (q *Redis) handBack(ctx context.Context, left []leftover) error {
 	defer cancel()
 	for _, l := range left {
 		if err := q.enqueue(hctx, l.id, l.after); err != nil {
-			// The batch is retried (and then hands every id back); its
-			// ids stay reserved until then.
-			return fmt.Errorf("queue: hand back job %s of a batch: %w", l.id, err)
+			// The batch is retried, or the local run's safety task falls
+			// due, and then hands every id back; the ids stay reserved
+			// until then.
+			return fmt.Errorf("queue: hand back job %s: %w", l.id, err)
 		}
 	}
 	return nil
