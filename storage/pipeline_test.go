@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -18,11 +17,11 @@ import (
 	"github.com/heraldpush/herald/storage"
 )
 
-// wireCounter is a TCP proxy in front of PostgreSQL that reads what the
-// clients send on their way and counts the round trips that run
-// statements: a simple query ('Q': BEGIN, COMMIT), or a Sync ('S') after
-// at least one Execute ('E') of the extended protocol. A Sync that only
-// ends the preparing of statements does not count.
+// wireCounter reads what PostgreSQL's clients send, through a proxy
+// (testkit.NewTapProxy), and counts the round trips that run statements:
+// a simple query ('Q': BEGIN, COMMIT), or a Sync ('S') after at least one
+// Execute ('E') of the extended protocol. A Sync that only ends the
+// preparing of statements does not count.
 type wireCounter struct {
 	mu                 sync.Mutex
 	begins, roundTrips int
@@ -36,40 +35,10 @@ func proxyPostgres(t *testing.T, dsn string) (string, *wireCounter) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	w := new(wireCounter)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go w.relay(c, target)
-		}
-	}()
-	u.Host = ln.Addr().String()
+	p := testkit.NewTapProxy(t, u.Host, func(from io.Reader) { _ = w.frontend(bufio.NewReader(from)) })
+	u.Host = p.Addr()
 	return u.String(), w
-}
-
-func (w *wireCounter) relay(client net.Conn, target string) {
-	defer client.Close()
-	server, err := net.Dial("tcp", target)
-	if err != nil {
-		return
-	}
-	defer server.Close()
-	go func() {
-		_, _ = io.Copy(client, server)
-		client.Close()
-	}()
-	// Everything read from the client is written to the server as it is
-	// read; the parser only watches.
-	_ = w.frontend(bufio.NewReader(io.TeeReader(client, server)))
 }
 
 // frontend reads the client's side of the protocol: untyped startup

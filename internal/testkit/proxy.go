@@ -15,6 +15,8 @@ type Proxy struct {
 	target string
 	ln     net.Listener
 
+	tap func(io.Reader) // reads what each client sends; nil: none
+
 	mu    sync.Mutex
 	down  bool
 	conns map[net.Conn]struct{}
@@ -25,11 +27,25 @@ type Proxy struct {
 // ends.
 func NewProxy(tb testing.TB, target string) *Proxy {
 	tb.Helper()
+	return newProxy(tb, target, nil)
+}
+
+// NewTapProxy is NewProxy with tap reading what each client sends to the
+// service, as the proxy forwards it: tap runs once per connection, on a
+// reader that ends with the connection (a protocol's parser that counts
+// the client's messages, say). What tap leaves unread is discarded.
+func NewTapProxy(tb testing.TB, target string, tap func(from io.Reader)) *Proxy {
+	tb.Helper()
+	return newProxy(tb, target, tap)
+}
+
+func newProxy(tb testing.TB, target string, tap func(io.Reader)) *Proxy {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("testkit: proxy listen: %v", err)
 	}
-	p := &Proxy{tb: tb, target: target, ln: ln, conns: make(map[net.Conn]struct{})}
+	p := &Proxy{tb: tb, target: target, ln: ln, tap: tap, conns: make(map[net.Conn]struct{})}
 	p.wg.Add(1)
 	go p.accept()
 	tb.Cleanup(p.Close)
@@ -62,14 +78,27 @@ func (p *Proxy) accept() {
 		p.conns[up] = struct{}{}
 		p.wg.Add(2)
 		p.mu.Unlock()
-		go p.pipe(c, up)
-		go p.pipe(up, c)
+		go p.pipe(c, up, nil)
+		go p.pipe(up, c, p.tap)
 	}
 }
 
-func (p *Proxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst until either ends, through tap when it is set.
+func (p *Proxy) pipe(dst, src net.Conn, tap func(io.Reader)) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
+	var r io.Reader = src
+	if tap != nil {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			tap(pr)
+			_, _ = io.Copy(io.Discard, pr)
+		}()
+		r = io.TeeReader(src, pw)
+	}
+	_, _ = io.Copy(dst, r)
 	dst.Close()
 	src.Close()
 	p.mu.Lock()
