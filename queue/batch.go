@@ -44,26 +44,6 @@ const (
 	reserveGrace = time.Minute
 )
 
-// reserveScript reserves ids for a batch, atomically: KEYS[1] is the
-// namespace's reservations hash, KEYS[2..] the asynq task keys of the ids,
-// ARGV[1] the reservation's value, ARGV[2..] the ids. It returns 1 when
-// every id was free (and is now reserved), 0 when any was not (and none
-// is reserved).
-var reserveScript = redis.NewScript(`
-local held = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
-for _, h in ipairs(held) do
-  if h then return 0 end
-end
-if redis.call('EXISTS', unpack(KEYS, 2)) > 0 then return 0 end
-local kv = {}
-for i = 2, #ARGV do
-  kv[#kv + 1] = ARGV[i]
-  kv[#kv + 1] = ARGV[1]
-end
-redis.call('HSET', KEYS[1], unpack(kv))
-return 1
-`)
-
 // reservations is the key of the hash of ids reserved for batches, in the
 // namespace's hash slot.
 func (q *Redis) reservations() string { return "herald:{" + q.opts.Namespace + "}:batched" }
@@ -167,42 +147,19 @@ func (q *Redis) put(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// reserve reserves ids for the task whose TaskID is tid (a batch's or a
-// local run's), all or none: it reports false when any of them is
-// reserved already or has a task of its own.
-func (q *Redis) reserve(ctx context.Context, tid string, ids []string) (bool, error) {
-	keys := make([]string, 0, len(ids)+1)
-	keys = append(keys, q.reservations())
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, tid+"@"+strconv.FormatInt(time.Now().UnixMilli(), 10))
-	for _, id := range ids {
-		keys = append(keys, q.taskKey(id))
-		args = append(args, id)
-	}
-	ok, err := reserveScript.Run(ctx, q.rdb, keys, args...).Int()
-	return ok == 1, err
-}
-
 // enqueueBatch writes ids as one task, or each as a task of its own when
 // any of them is already reserved or has a task.
 func (q *Redis) enqueueBatch(ctx context.Context, ids []string) error {
 	bid := "batch-" + push.NewJobID()
-	ok, err := q.reserve(ctx, bid, ids)
-	if err != nil {
+	ok, err := q.reserveTask(ctx, batchType, bid, []byte(strings.Join(ids, ",")), time.Time{}, ids)
+	if err != nil || ok {
 		return err
 	}
-	if !ok { // enqueued before (the reconciler, a retry): one by one
-		for _, id := range ids {
-			if err := q.enqueueAlone(ctx, id); err != nil {
-				return err
-			}
+	// Enqueued before (the reconciler, a retry): one by one.
+	for _, id := range ids {
+		if err := q.enqueueAlone(ctx, id); err != nil {
+			return err
 		}
-		return nil
-	}
-	_, err = q.client.EnqueueContext(ctx, asynq.NewTask(batchType, []byte(strings.Join(ids, ","))), q.taskOptions(bid)...)
-	if err != nil {
-		q.release(ids) // or, if that fails too, the reservation lapses (reserveGrace)
-		return err
 	}
 	return nil
 }

@@ -95,17 +95,13 @@ func (q *Redis) dropSlots(n int) {
 // an id was reserved or enqueued before; then nothing was written.
 func (q *Redis) startLocal(ctx context.Context, ids []string) error {
 	tid := localPrefix + push.NewJobID()
-	ok, err := q.reserve(ctx, tid, ids)
+	due := time.Now().Add(q.opts.LocalLease)
+	ok, err := q.reserveTask(ctx, localType, tid, []byte(strings.Join(ids, ",")), due, ids)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return errReserved
-	}
-	task := asynq.NewTask(localType, []byte(strings.Join(ids, ",")))
-	if _, err := q.client.EnqueueContext(ctx, task, append(q.taskOptions(tid), asynq.ProcessIn(q.opts.LocalLease))...); err != nil {
-		q.release(ids) // or, if that fails too, the reservation lapses (reserveGrace)
-		return err
 	}
 	go q.runLocal(tid, ids)
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -277,5 +279,100 @@ func TestRedisQueueLocalRunOfADeadNode(t *testing.T) {
 			t.Fatalf("handed over %s after the node lost Redis, before its lease could end", el)
 		}
 		close(g.open)
+	})
+}
+
+// touches is a go-redis hook that records each round trip whose keys or
+// arguments name any of the strings it watches for.
+type touches struct {
+	watch []string
+	mu    sync.Mutex
+	trips [][]string
+}
+
+func (h *touches) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *touches) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.record([]redis.Cmder{cmd})
+		return next(ctx, cmd)
+	}
+}
+
+func (h *touches) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.record(cmds)
+		return next(ctx, cmds)
+	}
+}
+
+func (h *touches) record(cmds []redis.Cmder) {
+	var names []string
+	hit := false
+	for _, c := range cmds {
+		names = append(names, c.Name())
+		for _, a := range c.Args() {
+			s, _ := a.(string)
+			for _, w := range h.watch {
+				hit = hit || strings.Contains(s, w)
+			}
+		}
+	}
+	if hit {
+		h.mu.Lock()
+		h.trips = append(h.trips, names)
+		h.mu.Unlock()
+	}
+}
+
+// since returns the round trips recorded after the first n.
+func (h *touches) since(n int) [][]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.trips[n:])
+}
+
+func (h *touches) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.trips)
+}
+
+// TestRedisQueueLocalRunRoundTrips: a local run costs the queue two round
+// trips to Redis, each one script: the ids' reservation together with
+// their safety task, and, after the run, the deletion of both.
+func TestRedisQueueLocalRunRoundTrips(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		h := &touches{watch: []string{"herald:{" + ns + "}:batched", "asynq:{" + ns + "}:t:" + "local-"}}
+		own := redis.NewClient(rdb.(*redis.Client).Options())
+		t.Cleanup(func() { own.Close() })
+		own.AddHook(h)
+		q := slowPoller(t, own, ns, 4, 30*time.Second)
+		g := newHolder()
+		if err := q.Start(g.handle); err != nil {
+			t.Fatal(err)
+		}
+		run := func(n int) {
+			ids := newIDs(n)
+			if err := q.Enqueue(ctx, ids...); err != nil {
+				t.Fatal(err)
+			}
+			for range ids {
+				g.next(t, soon)
+			}
+			g.open <- struct{}{} // not closed: one id goes on at a time
+			for range n - 1 {
+				g.open <- struct{}{}
+			}
+			waitClean(t, rdb, ns)
+		}
+		run(1) // loads the scripts (a script's first call is two round trips)
+		mark := h.count()
+		run(3)
+		want := [][]string{{"evalsha"}, {"evalsha"}}
+		if diff := cmp.Diff(want, h.since(mark)); diff != "" {
+			t.Fatalf("round trips of a local run of 3 ids (-want +got):\n%s", diff)
+		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldpush/herald/push"
@@ -53,6 +54,8 @@ type Redis struct {
 	slots   chan struct{} // one per job being worked, Workers in all
 	runners *runners
 	co      coalescer
+	// published says that the namespace is in asynq's set of queues.
+	published atomic.Bool
 }
 
 // RedisOptions configure a Redis queue. Zero fields take the defaults.
