@@ -24,8 +24,9 @@ import (
 //
 // A batch must never run an id that a task of its own also runs (the
 // second would find the job running and make it uncertain). So a batch
-// first reserves its ids in a hash of the namespace (id → batch), refused
-// if any of them is reserved already or has a task of its own; an id
+// reserves its ids in a hash of the namespace (id → batch), in the script
+// that writes its task (taskwrite.go), refused if any of them is reserved
+// already or has a task of its own; an id
 // enqueued alone is left alone while a live batch holds it. The batch
 // releases its ids when it finishes. Whatever a batch cannot finish on its
 // first run (a deferral, a failure, an id for which every worker was busy,
@@ -40,7 +41,8 @@ const (
 	// waiting for it at their own deadline.
 	flushTimeout = 10 * time.Second
 	// reserveGrace is how long an id reserved for a batch that Redis does
-	// not hold is still taken for its (its enqueue may be under way).
+	// not hold is still taken for its: a node of an earlier version
+	// enqueued the batch after reserving its ids, in a second step.
 	reserveGrace = time.Minute
 )
 
@@ -185,7 +187,7 @@ func (q *Redis) enqueueAlone(ctx context.Context, id string) error {
 
 // live tells whether the batch of a reservation ("batch-ID@unix-ms") will
 // still run its ids: Redis holds it and it has not finished, or it is too
-// young to tell (its enqueue may be under way).
+// young to tell (see reserveGrace).
 func (q *Redis) live(ctx context.Context, holder string) (bool, error) {
 	bid, at, _ := strings.Cut(holder, "@")
 	ms, err := strconv.ParseInt(at, 10, 64)
