@@ -21,6 +21,7 @@ type storedTask struct {
 	Queues    bool    // the namespace is in asynq's set of queues
 }
 
+// readTask reads what Redis holds of the task tid of ns.
 func readTask(t *testing.T, rdb redis.UniversalClient, ns, tid string) storedTask {
 	t.Helper()
 	prefix := "asynq:{" + ns + "}:"
@@ -106,7 +107,7 @@ func TestTaskWriteIsAsynqs(t *testing.T) {
 				if !tc.due.IsZero() {
 					opts = append(opts, asynq.ProcessAt(tc.due))
 				}
-				if _, err := asynq.NewClientFromRedisClient(rdb).EnqueueContext(ctx, asynq.NewTask(tc.typ, payload), opts...); err != nil {
+				if _, err := client.EnqueueContext(ctx, asynq.NewTask(tc.typ, payload), opts...); err != nil {
 					t.Fatal(err)
 				}
 				theirs := readTask(t, rdb, ns, tid)
