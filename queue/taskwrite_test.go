@@ -59,8 +59,6 @@ func TestTaskWriteIsAsynqs(t *testing.T) {
 		ns := testkit.RandomName("q_")
 		q := newQueue(t, rdb, 0, ns)
 		inspector := asynq.NewInspectorFromRedisClient(rdb)
-		client := asynq.NewClientFromRedisClient(rdb)
-		t.Cleanup(func() { client.Close() })
 		due := time.Now().Add(time.Hour)
 		for _, tc := range []struct {
 			name  string
@@ -103,6 +101,10 @@ func TestTaskWriteIsAsynqs(t *testing.T) {
 				if err := rdb.Del(ctx, "asynq:queues").Err(); err != nil {
 					t.Fatal(err)
 				}
+				// A new client: a client adds the queue to asynq's set
+				// of queues once, and the set was emptied above.
+				client := asynq.NewClientFromRedisClient(rdb)
+				defer client.Close()
 				opts := q.TaskOptions(tid)
 				if !tc.due.IsZero() {
 					opts = append(opts, asynq.ProcessAt(tc.due))
