@@ -130,45 +130,45 @@ func (nf *nodeFlags) open(ctx context.Context, stdout, stderr io.Writer, parts n
 	if nf.botConcurrency < -1 {
 		return nil, nil, nil, fmt.Errorf("--bot-concurrency %d: give the most jobs of one bot sent at once, 0 for a quarter of --workers, or -1 for no cap", nf.botConcurrency)
 	}
+	// On a refusal, what was started so far stops.
+	stopPprof, flushLog := func() {}, func() {}
+	defer func() {
+		if err != nil {
+			stopPprof()
+			flushLog()
+		}
+	}()
 	// A node logs a line per request: to a file (or a pipe), the lines
 	// logged while one is written go out together in the next write.
-	flushLog := func() {}
 	if f, ok := stderr.(*os.File); ok {
 		lw := logwriter.New(f)
 		stderr, flushLog = lw, func() { _ = lw.Close() }
 	}
-	log, err = nf.logger(stderr)
-	if err != nil {
-		flushLog()
+	if log, err = nf.logger(stderr); err != nil {
 		return nil, nil, nil, err
 	}
-	stopPprof := func() {}
 	if nf.pprofAddr != "" {
-		if stopPprof, err = servePprof(nf.pprofAddr, log, stdout); err != nil {
-			flushLog()
+		stop, err := servePprof(nf.pprofAddr, log, stdout)
+		if err != nil {
 			return nil, nil, nil, err
 		}
+		stopPprof = stop
 	}
 	if parts.publicURL, err = nf.public(); err != nil {
-		stopPprof()
-		flushLog()
 		return nil, nil, nil, err
 	}
 	parts.botConcurrency = nf.botConcurrency
-	n, err = openNode(ctx, &nf.engineFlags, nf.workers, log, parts)
-	if err != nil {
-		stopPprof()
-		flushLog()
+	if n, err = openNode(ctx, &nf.engineFlags, nf.workers, log, parts); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkSecrets(ctx, n, log); err != nil {
+		_ = n.Close()
 		return nil, nil, nil, err
 	}
 	close = func() {
 		_ = n.Close()
 		stopPprof()
 		flushLog() // later lines are written at once
-	}
-	if err := checkSecrets(ctx, n, log); err != nil {
-		close()
-		return nil, nil, nil, err
 	}
 	return n, close, log, nil
 }
