@@ -361,8 +361,7 @@ func TestRedisQueueLocalRunRoundTrips(t *testing.T) {
 			for range ids {
 				g.next(t, soon)
 			}
-			g.open <- struct{}{} // not closed: one id goes on at a time
-			for range n - 1 {
+			for range ids { // the holder stays shut: one id goes on each time
 				g.open <- struct{}{}
 			}
 			waitClean(t, rdb, ns)

@@ -57,7 +57,6 @@ func readTask(t *testing.T, rdb redis.UniversalClient, ns, tid string) storedTas
 func TestTaskWriteIsAsynqs(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ns := testkit.RandomName("q_")
-		q := newQueue(t, rdb, 0, ns)
 		inspector := asynq.NewInspectorFromRedisClient(rdb)
 		due := time.Now().Add(time.Hour)
 		for _, tc := range []struct {
@@ -70,6 +69,15 @@ func TestTaskWriteIsAsynqs(t *testing.T) {
 			{"scheduled", "herald:local", due, asynq.TaskStateScheduled},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
+				// A new queue, which adds the namespace to asynq's set
+				// of queues with its first task: the set lacks it.
+				q := newQueue(t, rdb, 0, ns)
+				forget := func() {
+					if err := rdb.SRem(ctx, "asynq:queues", ns).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				forget()
 				ids := newIDs(3)
 				payload := []byte(strings.Join(ids, ","))
 				tid := "batch-" + push.NewJobID()
@@ -98,11 +106,9 @@ func TestTaskWriteIsAsynqs(t *testing.T) {
 				if err := inspector.DeleteTask(ns, tid); err != nil {
 					t.Fatal(err)
 				}
-				if err := rdb.Del(ctx, "asynq:queues").Err(); err != nil {
-					t.Fatal(err)
-				}
-				// A new client: a client adds the queue to asynq's set
-				// of queues once, and the set was emptied above.
+				forget()
+				// A new client: a client, too, adds the namespace to the
+				// set once.
 				client := asynq.NewClientFromRedisClient(rdb)
 				defer client.Close()
 				opts := q.TaskOptions(tid)
