@@ -206,17 +206,20 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 		}
 		return Result{}, err
 	}
+	claimed := e.claimNow(ctx, &s, jobs)
 	for attempt := 0; ; attempt++ {
 		err = e.commit(ctx, &s, fp, jobs)
 		if err == nil || s.key == "" || ReasonOf(err) != ReasonDuplicate || attempt > 0 {
 			break
 		}
 		if res, ok, rerr := e.replayStored(ctx, &s, fp); ok || rerr != nil {
+			claimed.drop(ctx, e)
 			return res, rerr
 		}
 		// The record is gone again (swept): commit anew.
 	}
 	if err != nil {
+		claimed.drop(ctx, e)
 		return Result{}, err
 	}
 	var charged int64
@@ -231,13 +234,18 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 		ids[i] = j.ID
 		e.jobBots.note(j.ID, j.BotID)
 	}
-	notices, stop := e.subscribe(ids, jobs)
+	notices, stop := e.subscribe(ids, claimed.planned(jobs))
 	defer stop()
+	if claimed != nil {
+		claimed.run(e)
+	}
 	// The synchronous wait starts now and the enqueue takes from it: a
 	// queue that cannot be reached (Redis down, its client dialling again
 	// and again) cannot make the answer later than the wait.
 	until := time.Now().Add(e.limits.SyncWait)
-	e.enqueue(ctx, ids, until)
+	if queued := claimed.queued(ids); len(queued) > 0 {
+		e.enqueue(ctx, queued, until)
+	}
 	out := make([]Job, len(jobs))
 	for i, j := range jobs {
 		out[i] = *j

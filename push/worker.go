@@ -21,13 +21,20 @@ func (e *Engine) handle(ctx context.Context, id string) error {
 	if err != nil || s.job == nil {
 		return err
 	}
+	return e.send(ctx, s)
+}
+
+// send makes the platform call of a job claimed for sending, holding the
+// slot of its bot that the claim took, and records what came of it: an
+// outcome, or a wait before the next attempt.
+func (e *Engine) send(ctx context.Context, s started) error {
 	defer e.holdSlot(ctx, s.job.BotID, s.job.ID)()
 	receipt, wait, sendErr := e.deliver(ctx, *s.job, s.bot, s.target, s.reply)
 	if wait > 0 {
-		e.jobBots.note(id, s.job.BotID)
+		e.jobBots.note(s.job.ID, s.job.BotID)
 		return e.park(ctx, *s.job, sendErr, wait)
 	}
-	e.jobBots.forget(id)
+	e.jobBots.forget(s.job.ID)
 	return e.finish(ctx, *s.job, receipt, sendErr)
 }
 

@@ -53,9 +53,11 @@ func (q *Redis) reservations() string { return "herald:{" + q.opts.Namespace + "
 // taskKey is asynq's key of the task whose TaskID is id.
 func (q *Redis) taskKey(id string) string { return "asynq:{" + q.opts.Namespace + "}:t:" + id }
 
-// enqueueCall is one Enqueue waiting for its ids to be written.
+// enqueueCall is one Enqueue waiting for its ids to be written, or one
+// RunNow's ids (run set), which wait for nothing.
 type enqueueCall struct {
 	ids  []string
+	run  push.Handler
 	done chan error
 }
 
@@ -70,7 +72,19 @@ type coalescer struct {
 
 // submit hands ids to the write loop and waits for their write or ctx.
 func (q *Redis) submit(ctx context.Context, ids []string) error {
-	c := &enqueueCall{ids: ids, done: make(chan error, 1)}
+	c := q.hand(ids, nil)
+	select {
+	case err := <-c.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// hand gives ids to the write loop (to run with run, when set) and
+// returns their call.
+func (q *Redis) hand(ids []string, run push.Handler) *enqueueCall {
+	c := &enqueueCall{ids: ids, run: run, done: make(chan error, 1)}
 	q.co.mu.Lock()
 	q.co.pending = append(q.co.pending, c)
 	if !q.co.running {
@@ -78,12 +92,7 @@ func (q *Redis) submit(ctx context.Context, ids []string) error {
 		go q.flushLoop()
 	}
 	q.co.mu.Unlock()
-	select {
-	case err := <-c.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return c
 }
 
 // flushLoop writes the waiting calls' ids until none wait.
@@ -101,12 +110,27 @@ func (q *Redis) flushLoop() {
 			return
 		}
 		q.co.mu.Unlock()
-		var ids []string
+		var (
+			ids     []string
+			claimed []held
+		)
 		for _, c := range calls {
-			ids = append(ids, c.ids...)
+			if c.run == nil {
+				ids = append(ids, c.ids...)
+				continue
+			}
+			for _, id := range c.ids {
+				claimed = append(claimed, held{id, c.run})
+			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-		err := q.put(ctx, ids)
+		if len(claimed) > 0 {
+			q.startClaimed(ctx, claimed)
+		}
+		var err error
+		if len(ids) > 0 {
+			err = q.put(ctx, ids)
+		}
 		cancel()
 		for _, c := range calls {
 			c.done <- err
@@ -125,7 +149,7 @@ func (q *Redis) put(ctx context.Context, ids []string) error {
 		return dup
 	})
 	if n := q.takeSlots(min(len(ids), maxBatch)); n > 0 {
-		switch err := q.startLocal(ctx, ids[:n]); {
+		switch err := q.startLocal(ctx, heldBy(ids[:n], q.handler)); {
 		case err == nil:
 			ids = ids[n:]
 		case errors.Is(err, errReserved):
@@ -241,7 +265,7 @@ func (q *Redis) processBatch(ctx context.Context, t *asynq.Task) error {
 		busy = append(busy, leftover{id, 0})
 	}
 	err := q.handBack(ctx, busy) // a failure: the batch is retried once its ids here ran
-	failed := q.runHeld(ctx, mine)
+	failed := q.runHeld(ctx, heldBy(mine, q.handler))
 	if err != nil {
 		return err
 	}
@@ -265,27 +289,44 @@ func (q *Redis) freeSlots(n int) int {
 	return n
 }
 
+// held is an id to run in a worker slot already taken for it, with the
+// handler that runs it: the engine's, or a request's for the jobs it
+// claimed (RunNow).
+type held struct {
+	id string
+	h  push.Handler
+}
+
+// heldBy pairs each of ids with h.
+func heldBy(ids []string, h push.Handler) []held {
+	out := make([]held, len(ids))
+	for i, id := range ids {
+		out[i] = held{id, h}
+	}
+	return out
+}
+
 // runHeld runs ids at once, each in the worker slot already taken for it
 // (and given back when it returns), and returns those that the engine
 // deferred or that failed, with their wait before the next run.
-func (q *Redis) runHeld(ctx context.Context, ids []string) []leftover {
+func (q *Redis) runHeld(ctx context.Context, ids []held) []leftover {
 	var (
 		mu     sync.Mutex
 		failed []leftover
 		wg     sync.WaitGroup
 	)
-	for _, id := range ids {
+	for _, it := range ids {
 		wg.Add(1)
 		q.runners.run(func() {
 			defer wg.Done()
 			defer func() { <-q.slots }()
-			if err := q.run(ctx, id); err != nil {
+			if err := q.run(ctx, it.h, it.id); err != nil {
 				after := q.opts.RetryDelay
 				if d, ok := push.DeferredFor(err); ok {
 					after = d
 				}
 				mu.Lock()
-				failed = append(failed, leftover{id, after})
+				failed = append(failed, leftover{it.id, after})
 				mu.Unlock()
 			}
 		})

@@ -90,42 +90,144 @@ func (q *Redis) dropSlots(n int) {
 	q.busy.done()
 }
 
-// startLocal reserves ids, writes their safety task and starts their run,
-// each id in one of the slots takeSlots took for it. errReserved says that
-// an id was reserved or enqueued before; then nothing was written.
-func (q *Redis) startLocal(ctx context.Context, ids []string) error {
+// TakeSlots implements push.LocalRunner. Each slot taken counts as a
+// running handler (Stop waits for it) until DropSlots gives it back or
+// the run of RunNow ends.
+func (q *Redis) TakeSlots(n int) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.srv == nil || q.opts.LocalLease < 0 {
+		return 0
+	}
+	took := q.freeSlots(n)
+	for range took {
+		q.busy.add()
+	}
+	return took
+}
+
+// DropSlots implements push.LocalRunner.
+func (q *Redis) DropSlots(n int) {
+	for range n {
+		<-q.slots
+		q.busy.done()
+	}
+}
+
+// RunNow implements push.LocalRunner: the ids run as soon as the write
+// loop takes them, with those of the calls that come meanwhile, and their
+// safety task is written while they run. The ids' slots count as one
+// running handler from here on, as those of a local run do.
+func (q *Redis) RunNow(ids []string, h push.Handler) {
+	if len(ids) == 0 {
+		return
+	}
+	q.busy.add()
+	for range ids {
+		q.busy.done()
+	}
+	q.hand(ids, h)
+}
+
+// safety is what became of a local run's safety task: tid is the task to
+// delete when the run ends ("" for none), written that it is known to be
+// in Redis (its lease is then extended while the run lasts).
+type safety struct {
+	tid     string
+	written bool
+}
+
+// writeLocal reserves ids and writes their safety task, scheduled a lease
+// ahead. errReserved says that an id was reserved or enqueued before; then
+// nothing was written. It returns the task's id, also when the write
+// failed (it may have happened all the same).
+func (q *Redis) writeLocal(ctx context.Context, ids []held) (string, error) {
 	tid := localPrefix + push.NewJobID()
 	due := time.Now().Add(q.opts.LocalLease)
-	ok, err := q.reserveTask(ctx, localType, tid, []byte(strings.Join(ids, ",")), due, ids)
+	plain := heldIDs(ids)
+	ok, err := q.reserveTask(ctx, localType, tid, []byte(strings.Join(plain, ",")), due, plain)
+	if err != nil {
+		return tid, err
+	}
+	if !ok {
+		return tid, errReserved
+	}
+	return tid, nil
+}
+
+// startLocal reserves ids, writes their safety task and then starts their
+// run, each id in one of the slots takeSlots took for it: until the task
+// is written, an asynq task of one of them could still run it elsewhere.
+// errReserved says that an id was reserved or enqueued before; then
+// nothing was written.
+func (q *Redis) startLocal(ctx context.Context, ids []held) error {
+	tid, err := q.writeLocal(ctx, ids)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return errReserved
-	}
-	go q.runLocal(tid, ids)
+	safe := make(chan safety, 1)
+	safe <- safety{tid: tid, written: true}
+	go q.runLocal(ids, safe)
 	return nil
 }
 
+// startClaimed runs jobs created running for this node (RunNow) at once
+// and writes their safety task meanwhile: no task of theirs exists
+// anywhere (they were never enqueued), and a worker elsewhere that were
+// handed one would make it uncertain, not send it. Should the write fail,
+// they run all the same, and should this node then die before they
+// settle, the engine's recovery of stale jobs makes them uncertain.
+func (q *Redis) startClaimed(ctx context.Context, ids []held) {
+	safe := make(chan safety, 1)
+	go q.runLocal(ids, safe)
+	tid, err := q.writeLocal(ctx, ids)
+	if err == nil {
+		safe <- safety{tid: tid, written: true}
+		return
+	}
+	q.log.Warn("queue: jobs claimed by this node run without a safety task; should it stop before they settle, they become uncertain once they are stale", "jobs", len(ids), "err", err)
+	if errors.Is(err, errReserved) {
+		tid = "" // nothing written, and the reservations are another's
+	}
+	safe <- safety{tid: tid} // a write that happened all the same is undone at the end
+}
+
+// heldIDs returns the ids of held.
+func heldIDs(ids []held) []string {
+	out := make([]string, len(ids))
+	for i, it := range ids {
+		out[i] = it.id
+	}
+	return out
+}
+
 // runLocal runs the ids of a local run, keeps their safety task due a
-// lease ahead meanwhile, hands back those deferred or failed, and then
-// deletes the safety task and the reservations.
-func (q *Redis) runLocal(tid string, ids []string) {
+// lease ahead meanwhile (once it is written), hands back those deferred or
+// failed, and then deletes the safety task and the reservations.
+func (q *Redis) runLocal(ids []held, safe <-chan safety) {
 	defer q.busy.done()
 	ctx, cancel := context.WithTimeout(q.ctx, q.opts.Timeout)
 	defer cancel()
 	stop := make(chan struct{})
 	extended := make(chan struct{})
+	var task safety
 	go func() {
 		defer close(extended)
-		q.extendLocal(tid, stop)
+		task = <-safe
+		if task.written {
+			q.extendLocal(task.tid, stop)
+		}
 	}()
 	failed := q.runHeld(ctx, ids)
 	close(stop)
-	<-extended
+	<-extended // and the safety task's write has ended
+	tid := task.tid
 	if err := q.handBack(ctx, failed); err != nil {
 		// The safety task falls due and hands every id back.
 		q.log.Warn("queue: jobs of a local run go back to the queue when its lease ends", "jobs", len(ids), "err", err)
+		return
+	}
+	if tid == "" {
 		return
 	}
 	fctx, fcancel := context.WithTimeout(context.Background(), flushTimeout)
@@ -133,8 +235,8 @@ func (q *Redis) runLocal(tid string, ids []string) {
 	keys := []string{q.scheduledKey(), q.taskKey(tid), q.reservations()}
 	args := make([]any, 0, len(ids)+1)
 	args = append(args, tid)
-	for _, id := range ids {
-		args = append(args, id)
+	for _, it := range ids {
+		args = append(args, it.id)
 	}
 	if err := finishLocalScript.Run(fctx, q.rdb, keys, args...).Err(); err != nil {
 		// The jobs are settled; the safety task falls due, finds them so

@@ -375,3 +375,79 @@ func TestRedisQueueLocalRunRoundTrips(t *testing.T) {
 		}
 	})
 }
+
+// TestRedisQueueRunNow: ids whose jobs a request claimed run at once, in
+// the slots taken for them, with the request's handler (not the engine's)
+// and under a safety task that holds them while they run; a slot given
+// back unused is free again; when Redis cannot be reached, claimed ids
+// run all the same (no other node may run them). Nothing is left in
+// Redis, and Stop returns: every slot was given back.
+func TestRedisQueueRunNow(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		own := redis.NewClient(rdb.(*redis.Client).Options())
+		t.Cleanup(func() { own.Close() })
+		var lost cut
+		own.AddHook(&lost)
+		q := slowPoller(t, own, ns, 2, 30*time.Second)
+		if got := q.TakeSlots(1); got != 0 {
+			t.Fatalf("a queue not started took %d slots", got)
+		}
+		engine := newHolder()
+		if err := q.Start(engine.handle); err != nil {
+			t.Fatal(err)
+		}
+		if got := q.TakeSlots(3); got != 2 {
+			t.Fatalf("took %d slots for 3 ids with 2 workers, want 2", got)
+		}
+		q.DropSlots(1)
+		claimed := newHolder()
+		id := push.NewJobID()
+		q.RunNow([]string{id}, claimed.handle)
+		if got := claimed.next(t, soon); got != id {
+			t.Fatalf("started %s, want %s", got, id)
+		}
+		// Written while the id runs.
+		for deadline := time.Now().Add(soon); ; time.Sleep(5 * time.Millisecond) {
+			tasks, err := asynq.NewInspectorFromRedisClient(rdb).ListScheduledTasks(ns)
+			if err == nil && len(tasks) == 1 && string(tasks[0].Payload) == id {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("scheduled tasks while the claimed id runs: %v, %v; want its safety task", tasks, err)
+			}
+		}
+		if got := q.TakeSlots(2); got != 1 {
+			t.Fatalf("took %d slots while one id runs and one slot was given back, want 1", got)
+		}
+		q.DropSlots(1)
+		claimed.finish(t, rdb, ns)
+
+		lost.on.Store(true)
+		if got := q.TakeSlots(1); got != 1 {
+			t.Fatalf("took %d slots with both free, want 1", got)
+		}
+		cutOff := newHolder()
+		id2 := push.NewJobID()
+		q.RunNow([]string{id2}, cutOff.handle)
+		if got := cutOff.next(t, 20*time.Second); got != id2 {
+			t.Fatalf("started %s without Redis, want %s", got, id2)
+		}
+		close(cutOff.open)
+		if n := len(engine.started); n != 0 {
+			t.Fatalf("the engine's handler ran %d ids, want none", n)
+		}
+		lost.on.Store(false)
+		stopped := make(chan error, 1)
+		go func() { stopped <- q.Stop(ctx) }()
+		select {
+		case err := <-stopped:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Stop still waits for runs: a slot was not given back")
+		}
+		waitClean(t, rdb, ns)
+	})
+}

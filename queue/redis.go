@@ -101,7 +101,10 @@ type RedisOptions struct {
 	ShutdownTimeout time.Duration
 }
 
-var _ push.Queue = (*Redis)(nil)
+var (
+	_ push.Queue       = (*Redis)(nil)
+	_ push.LocalRunner = (*Redis)(nil)
+)
 
 // NewRedis returns a stopped queue on rdb, which the caller owns and
 // closes after Stop.
@@ -293,12 +296,12 @@ func (q *Redis) process(ctx context.Context, t *asynq.Task) error {
 		return ctx.Err()
 	}
 	defer func() { <-q.slots }()
-	return q.run(ctx, string(t.Payload()))
+	return q.run(ctx, q.handler, string(t.Payload()))
 }
 
-// run calls the engine's handler on one id.
-func (q *Redis) run(ctx context.Context, id string) error {
-	err := q.handler(ctx, id)
+// run calls h (the engine's handler, or a request's) on one id.
+func (q *Redis) run(ctx context.Context, h push.Handler, id string) error {
+	err := h(ctx, id)
 	if err == nil {
 		return nil
 	}

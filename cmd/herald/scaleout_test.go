@@ -475,36 +475,57 @@ func TestScaleOutRedisDown(t *testing.T) {
 	}
 }
 
-// TestScaleOutRedisStoppedAnswersWithinSyncWait: with the node's Redis
-// stopped (its port refusing connections, its client dialling again and
-// again), a send is still answered within its synchronous wait: the
+// TestScaleOutRedisStoppedAnswersWithinSyncWait: with the nodes' Redis
+// stopped (its port refusing connections, their clients dialling again
+// and again), a send is still answered within its synchronous wait. A
+// node with free workers sends it itself (its job is claimed with its
+// request, and needs no queue), once; an API-only node answers 202: the
 // enqueue that cannot reach Redis takes its time from the wait instead of
-// adding to it. The job stays queued in PostgreSQL for the reconciler.
+// adding to it, and the job stays queued in PostgreSQL for the
+// reconciler.
 func TestScaleOutRedisStoppedAnswersWithinSyncWait(t *testing.T) {
 	t.Parallel()
 	rs := testkit.StartRedisProcess(t)
 	pg := testkit.PostgresURL(t)
 	c := newScaleOut(t, pg, pg, rs.URL())
 	const wait = 2 * time.Second
-	a := testkit.StartServe(t, heraldBin, c.env, "--sync-wait", wait.String())
+	// Without pacing: a send to the chat of the one before within a second
+	// would wait in the queue for its turn.
+	a := testkit.StartServe(t, heraldBin, c.env, "--sync-wait", wait.String(), "--pacing=false")
+	api := c.api(t, "--sync-wait", wait.String())
 	if r := c.sendVia(t, a.URL, c.key, "before", ""); r.Status != http.StatusOK {
 		t.Fatalf("send with Redis up: %d %s", r.Status, r.Body)
 	}
 	rs.Stop()
+	want := map[string]int{"before": 1}
 	for i := range 3 {
-		began := time.Now()
-		r := c.sendVia(t, a.URL, c.key, fmt.Sprint("during ", i), "")
-		took := time.Since(began)
-		if r.Status != http.StatusAccepted || data(r)["jobId"] == nil {
-			t.Fatalf("send %d with Redis stopped: %d %s; want 202 with the job id", i, r.Status, r.Body)
+		for _, n := range []struct {
+			name   string
+			url    string
+			status int
+			state  push.State
+		}{{"serve", a.URL, http.StatusOK, push.StateSucceeded}, {"API-only", api.URL, http.StatusAccepted, push.StateQueued}} {
+			text := fmt.Sprintf("%s %d", n.name, i)
+			began := time.Now()
+			r := c.sendVia(t, n.url, c.key, text, "")
+			took := time.Since(began)
+			if r.Status != n.status || data(r)["jobId"] == nil {
+				t.Fatalf("send %d to the %s node with Redis stopped: %d %s; want %d with the job id", i, n.name, r.Status, r.Body, n.status)
+			}
+			if took > wait+time.Second {
+				t.Fatalf("send %d to the %s node with Redis stopped answered after %s; the synchronous wait is %s", i, n.name, took.Round(time.Millisecond), wait)
+			}
+			id := data(r)["jobId"].(string)
+			if j, err := c.store.Job(context.Background(), id); err != nil || j.State != n.state {
+				t.Fatalf("job of the %s node during the outage: %s, %v; want %s in the database", n.name, j.State, err, n.state)
+			}
+			if n.state == push.StateSucceeded {
+				want[text] = 1
+			}
 		}
-		if took > wait+time.Second {
-			t.Fatalf("send %d with Redis stopped answered after %s; the synchronous wait is %s", i, took.Round(time.Millisecond), wait)
-		}
-		id := data(r)["jobId"].(string)
-		if j, err := c.store.Job(context.Background(), id); err != nil || j.State != push.StateQueued {
-			t.Fatalf("job during the outage: %s, %v; want queued in the database", j.State, err)
-		}
+	}
+	if diff := cmp.Diff(want, texts(c.tg)); diff != "" {
+		t.Fatalf("platform accepted (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,0 +1,143 @@
+package push
+
+import "context"
+
+// Jobs claimed as they are created. A worker sends a job only after a
+// commit that made it running: the claim. A job that waits for nothing
+// (a worker of this process is free, its bot has a send slot, its
+// platform a pacing slot) is claimed in the transaction that creates it,
+// and sent by this process right after that commit, so that its send
+// waits for two commits (its request's and its outcome's) instead of
+// three. The guarantee is the claim's: a crash after the commit leaves
+// the job running, and whoever finds it so (the queue's handover of a
+// dead process's jobs, the recovery of stale jobs) makes it uncertain,
+// as after a crash during any send. Only a queue that runs jobs in this
+// process (LocalRunner) takes part.
+
+// claims are the jobs a request creates running, with what sending each
+// needs, for this process to send once the request commits.
+type claims struct {
+	runner LocalRunner
+	jobs   map[string]started
+}
+
+// claimNow picks the jobs of a request that this process can send as
+// soon as the request commits, takes a worker slot, a slot of the bot and
+// the platform's pacing slot for each, and marks them running. It returns
+// nil when there are none. A job of a platform that takes replies only is
+// left queued: its claim reads the reply it is sent as.
+func (e *Engine) claimNow(ctx context.Context, s *submission, jobs []*Job) *claims {
+	lr, ok := e.queue.(LocalRunner)
+	if !ok {
+		return nil
+	}
+	n := lr.TakeSlots(len(jobs))
+	if n == 0 {
+		return nil
+	}
+	c := &claims{runner: lr, jobs: make(map[string]started, n)}
+	for i, j := range jobs {
+		if len(c.jobs) == n {
+			break
+		}
+		if _, reply := s.replies[i]; reply {
+			continue
+		}
+		st, ok := e.claimable(ctx, j)
+		if !ok {
+			continue
+		}
+		j.State, j.StartedAt, j.Attempts = StateRunning, j.CreatedAt, 1
+		c.jobs[j.ID] = st
+	}
+	if left := n - len(c.jobs); left > 0 {
+		lr.DropSlots(left)
+	}
+	if len(c.jobs) == 0 {
+		return nil
+	}
+	return c
+}
+
+// claimable takes the bot's send slot and the platform's pacing slot for
+// a job about to be created, and returns what sending it needs; false
+// when it must wait in the queue instead.
+func (e *Engine) claimable(ctx context.Context, j *Job) (started, bool) {
+	bot, err := e.catalog.bot(ctx, e.store, j.BotID)
+	if err != nil {
+		return started{}, false
+	}
+	var t Target
+	if j.TargetID != 0 {
+		if t, err = e.catalog.target(ctx, e.store, j.TargetID); err != nil {
+			return started{}, false
+		}
+	}
+	if !e.acquireSlot(ctx, j.BotID, j.ID) {
+		return started{}, false
+	}
+	if e.pace(*j, bot, t) > 0 {
+		e.releaseSlot(ctx, j.BotID, j.ID)
+		return started{}, false
+	}
+	return started{job: j, bot: bot, target: t}, true
+}
+
+// drop gives back the slots of claims whose request was not committed.
+func (c *claims) drop(ctx context.Context, e *Engine) {
+	if c == nil {
+		return
+	}
+	for _, st := range c.jobs {
+		e.releaseSlot(ctx, st.job.BotID, st.job.ID)
+	}
+	c.runner.DropSlots(len(c.jobs))
+}
+
+// planned returns jobs with nil in place of the claimed ones, for the
+// handoff: a worker that is handed a claimed job's id (a retry after a
+// wait) must read it, as it is no longer as created.
+func (c *claims) planned(jobs []*Job) []*Job {
+	if c == nil {
+		return jobs
+	}
+	out := make([]*Job, len(jobs))
+	for i, j := range jobs {
+		if _, claimed := c.jobs[j.ID]; !claimed {
+			out[i] = j
+		}
+	}
+	return out
+}
+
+// queued returns the ids of the jobs that were not claimed.
+func (c *claims) queued(ids []string) []string {
+	if c == nil {
+		return ids
+	}
+	out := make([]string, 0, len(ids)-len(c.jobs))
+	for _, id := range ids {
+		if _, claimed := c.jobs[id]; !claimed {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// run hands the committed claims to the queue, which sends each in this
+// process at once.
+func (c *claims) run(e *Engine) {
+	ids := make([]string, 0, len(c.jobs))
+	for id := range c.jobs {
+		ids = append(ids, id)
+	}
+	c.runner.RunNow(ids, func(ctx context.Context, id string) error {
+		st, ok := c.jobs[id]
+		if !ok {
+			return nil
+		}
+		j := *st.job // as committed: the insert set its MessageID
+		st.job = &j
+		return e.send(ctx, st)
+	})
+}

@@ -1,0 +1,158 @@
+package push_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/internal/testkit"
+	"github.com/heraldpush/herald/push"
+)
+
+// commitsOf returns how many transactions the store committed while fn
+// ran (the scale-out backend counts them).
+func commitsOf(t *testing.T, h *testkit.Herald, fn func()) int64 {
+	t.Helper()
+	before, ok := h.Store.Commits()
+	if !ok {
+		t.Fatal("the store does not count its commits")
+	}
+	fn()
+	after, _ := h.Store.Commits()
+	return after - before
+}
+
+// TestClaimedWithItsRequest: on the scale-out backend, a send accepted by
+// a node with a free worker is created running, claimed in its request's
+// own transaction, and sent by the node right after that commit: a send is
+// two commits (its request's and its outcome's), not three, and its job
+// started as it was created, after one attempt.
+func TestClaimedWithItsRequest(t *testing.T) {
+	// A send is answered once its outcome is committed, a moment before
+	// its worker slot and its bot's send slot are given back: room for the
+	// next send to be claimed while the last one's worker winds down.
+	h := testkit.New(t, testkit.WithBackend(testkit.ScaleOut), testkit.WithWorkers(4),
+		testkit.WithEngineOptions(func(o *push.Options) { o.BotConcurrency = 4 }))
+	f := h.Seed(t)
+	if _, err := send(t, h, f, "", "warm"); err != nil { // the catalog and the statements
+		t.Fatal(err)
+	}
+	const n = 10
+	commits := commitsOf(t, h, func() {
+		for i := range n {
+			res, err := send(t, h, f, "", fmt.Sprint("m", i))
+			if err != nil || res.Jobs[0].State != push.StateSucceeded {
+				t.Fatalf("send %d: %+v, %v", i, res, err)
+			}
+		}
+	})
+	// Three commits a send would be 30; a background commit or two may
+	// come in between.
+	if commits > 2*n+2 {
+		t.Fatalf("%d sends committed %d transactions, want about %d: two each", n, commits, 2*n)
+	}
+
+	h.Telegram.Block()
+	defer h.Telegram.Unblock()
+	held := sendAside(h, f, "held")
+	<-h.Telegram.Arrived()
+	j := onlyJob(t, h, push.StateRunning)
+	if j.State != push.StateRunning || j.Attempts != 1 || !j.StartedAt.Equal(j.CreatedAt) {
+		t.Fatalf("job while the platform holds its call: %s after %d attempts, created %s, started %s; want running, 1, started as created",
+			j.State, j.Attempts, j.CreatedAt, j.StartedAt)
+	}
+	h.Telegram.Unblock()
+	if a := <-held; a.err != nil || a.res.Jobs[0].State != push.StateSucceeded {
+		t.Fatalf("the held send: %+v, %v", a.res, a.err)
+	}
+}
+
+// answer is what a send made aside answered.
+type answer struct {
+	res push.Result
+	err error
+}
+
+// sendAside sends content to the fixture's target on another goroutine.
+func sendAside(h *testkit.Herald, f testkit.Fixture, content string) <-chan answer {
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := send(nil, h, f, "", content)
+		ch <- answer{res, err}
+	}()
+	return ch
+}
+
+// onlyJob returns the one job in state st, waiting for it.
+func onlyJob(t *testing.T, h *testkit.Herald, st push.State) push.Job {
+	t.Helper()
+	var j push.Job
+	waitUntil(t, "one job "+string(st), func() bool {
+		ids, err := h.Store.FindJobs(ctx, st, time.Time{}, 0)
+		if err != nil || len(ids) != 1 {
+			return false
+		}
+		j, err = h.Store.Job(ctx, ids[0])
+		return err == nil
+	})
+	return j
+}
+
+// TestClaimedOnlyWithAFreeWorker: a send that finds every worker of its
+// node busy is created queued and goes through the queue; each is sent
+// once.
+func TestClaimedOnlyWithAFreeWorker(t *testing.T) {
+	h := testkit.New(t, testkit.WithBackend(testkit.ScaleOut), testkit.WithWorkers(1))
+	f := h.Seed(t)
+	h.Telegram.Block()
+	defer h.Telegram.Unblock()
+	first := sendAside(h, f, "first")
+	<-h.Telegram.Arrived()
+	second := sendAside(h, f, "second")
+	queued := onlyJob(t, h, push.StateQueued) // the only worker is busy
+	h.Telegram.Unblock()
+	for _, ch := range []<-chan answer{first, second} {
+		if a := <-ch; a.err != nil || a.res.Jobs[0].State != push.StateSucceeded {
+			t.Fatalf("send: %+v, %v", a.res, a.err)
+		}
+	}
+	j := h.WaitJob(t, queued.ID, push.StateSucceeded, 10*time.Second)
+	if j.Attempts != 1 || !j.StartedAt.After(j.CreatedAt) {
+		t.Fatalf("the queued send: %d attempts, created %s, started %s; want 1, started later", j.Attempts, j.CreatedAt, j.StartedAt)
+	}
+	if got := len(h.Telegram.Messages()); got != 2 {
+		t.Fatalf("platform received %d messages, want 2", got)
+	}
+}
+
+// TestClaimOfARefusedRequestIsGivenBack: a request refused after its jobs
+// were claimed (its idempotency key names another request) gives its
+// worker slot back: the next send, on a node of one worker, is claimed
+// with its request again.
+func TestClaimOfARefusedRequestIsGivenBack(t *testing.T) {
+	h := testkit.New(t, testkit.WithBackend(testkit.ScaleOut), testkit.WithWorkers(1))
+	f := h.Seed(t)
+	if _, err := send(t, h, f, "k", "first"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := send(t, h, f, "k", "another message"); push.ReasonOf(err) != "idempotency_conflict" {
+			t.Fatalf("another request under a used key: %v, want idempotency_conflict", err)
+		}
+		if res, err := send(t, h, f, "k", "first"); err != nil || !res.Replayed {
+			t.Fatalf("the same request again: %+v, %v; want a replay", res, err)
+		}
+	}
+	commits := commitsOf(t, h, func() {
+		res, err := send(t, h, f, "", "next")
+		if err != nil || res.Jobs[0].State != push.StateSucceeded {
+			t.Fatalf("next send: %+v, %v", res, err)
+		}
+	})
+	if commits > 2 {
+		t.Fatalf("the next send committed %d transactions, want 2: its worker slot was not given back", commits)
+	}
+	if got := len(h.Telegram.Messages()); got != 2 {
+		t.Fatalf("platform received %d messages, want 2", got)
+	}
+}
