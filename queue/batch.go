@@ -148,14 +148,14 @@ func (q *Redis) put(ctx context.Context, ids []string) error {
 		seen[id] = true
 		return dup
 	})
-	if n := q.takeSlots(min(len(ids), maxBatch)); n > 0 {
+	if n := q.TakeSlots(min(len(ids), maxBatch)); n > 0 {
 		switch err := q.startLocal(ctx, heldBy(ids[:n], q.handler)); {
 		case err == nil:
 			ids = ids[n:]
 		case errors.Is(err, errReserved):
-			q.dropSlots(n) // enqueued before (the reconciler, a retry): as usual
+			q.DropSlots(n) // enqueued before (the reconciler, a retry): as usual
 		default:
-			q.dropSlots(n)
+			q.DropSlots(n)
 			return err
 		}
 	}

@@ -65,34 +65,10 @@ var errReserved = errors.New("queue: an id is reserved or enqueued already")
 // scheduledKey is asynq's sorted set of the namespace's scheduled tasks.
 func (q *Redis) scheduledKey() string { return "asynq:{" + q.opts.Namespace + "}:scheduled" }
 
-// takeSlots takes up to n free worker slots for a local run, without
-// waiting, and returns how many it took. With any taken, the run counts as
-// a running handler (Stop waits for it) until runLocal or dropSlots gives
-// them back. A node that is stopping, or works no jobs, takes none.
-func (q *Redis) takeSlots(n int) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.srv == nil || q.opts.LocalLease < 0 {
-		return 0
-	}
-	took := q.freeSlots(n)
-	if took > 0 {
-		q.busy.add()
-	}
-	return took
-}
-
-// dropSlots gives back the slots of a local run that did not start.
-func (q *Redis) dropSlots(n int) {
-	for range n {
-		<-q.slots
-	}
-	q.busy.done()
-}
-
-// TakeSlots implements push.LocalRunner. Each slot taken counts as a
-// running handler (Stop waits for it) until DropSlots gives it back or
-// the run of RunNow ends.
+// TakeSlots implements push.LocalRunner, and takes the slots of a local
+// run of ids enqueued here. Each slot taken counts as a running handler
+// (Stop waits for it) until DropSlots gives it back or its run ends. A
+// node that is stopping, or works no jobs, takes none.
 func (q *Redis) TakeSlots(n int) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -114,6 +90,15 @@ func (q *Redis) DropSlots(n int) {
 	}
 }
 
+// oneRun makes the n slots taken for a local run count as one running
+// handler from here on, which runLocal ends.
+func (q *Redis) oneRun(n int) {
+	q.busy.add()
+	for range n {
+		q.busy.done()
+	}
+}
+
 // RunNow implements push.LocalRunner: the ids run as soon as the write
 // loop takes them, with those of the calls that come meanwhile, and their
 // safety task is written while they run. The ids' slots count as one
@@ -122,10 +107,7 @@ func (q *Redis) RunNow(ids []string, h push.Handler) {
 	if len(ids) == 0 {
 		return
 	}
-	q.busy.add()
-	for range ids {
-		q.busy.done()
-	}
+	q.oneRun(len(ids))
 	q.hand(ids, h)
 }
 
@@ -156,7 +138,7 @@ func (q *Redis) writeLocal(ctx context.Context, ids []held) (string, error) {
 }
 
 // startLocal reserves ids, writes their safety task and then starts their
-// run, each id in one of the slots takeSlots took for it: until the task
+// run, each id in one of the slots TakeSlots took for it: until the task
 // is written, an asynq task of one of them could still run it elsewhere.
 // errReserved says that an id was reserved or enqueued before; then
 // nothing was written.
@@ -167,6 +149,7 @@ func (q *Redis) startLocal(ctx context.Context, ids []held) error {
 	}
 	safe := make(chan safety, 1)
 	safe <- safety{tid: tid, written: true}
+	q.oneRun(len(ids))
 	go q.runLocal(ids, safe)
 	return nil
 }

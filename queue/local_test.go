@@ -54,6 +54,17 @@ func (c *cut) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessP
 	}
 }
 
+// cutClient returns a connection of a node's own to rdb's server, closed
+// after the node stops (cleanups run last first), and the hook that cuts
+// it off.
+func cutClient(t *testing.T, rdb redis.UniversalClient) (*redis.Client, *cut) {
+	own := redis.NewClient(rdb.(*redis.Client).Options())
+	t.Cleanup(func() { own.Close() })
+	lost := &cut{}
+	own.AddHook(lost)
+	return own, lost
+}
+
 // holder is a handler that reports each id it starts and holds it until
 // the holder opens.
 type holder struct {
@@ -238,12 +249,7 @@ func TestRedisQueueLocalRunOfAnEnqueuedID(t *testing.T) {
 func TestRedisQueueLocalRunOfADeadNode(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ns := testkit.RandomName("q_")
-		// The dying node's own connection, closed after the node stops
-		// (cleanups run last first).
-		own := redis.NewClient(rdb.(*redis.Client).Options())
-		t.Cleanup(func() { own.Close() })
-		var lost cut
-		own.AddHook(&lost)
+		own, lost := cutClient(t, rdb) // the dying node's
 		const lease = 3 * time.Second
 		q := slowPoller(t, own, ns, 1, lease)
 		g := newHolder()
@@ -385,10 +391,7 @@ func TestRedisQueueLocalRunRoundTrips(t *testing.T) {
 func TestRedisQueueRunNow(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ns := testkit.RandomName("q_")
-		own := redis.NewClient(rdb.(*redis.Client).Options())
-		t.Cleanup(func() { own.Close() })
-		var lost cut
-		own.AddHook(&lost)
+		own, lost := cutClient(t, rdb)
 		q := slowPoller(t, own, ns, 2, 30*time.Second)
 		if got := q.TakeSlots(1); got != 0 {
 			t.Fatalf("a queue not started took %d slots", got)
