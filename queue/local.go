@@ -101,13 +101,11 @@ func (q *Redis) oneRun(n int) {
 
 // RunNow implements push.LocalRunner: the ids run as soon as the write
 // loop takes them, with those of the calls that come meanwhile, and their
-// safety task is written while they run. The ids' slots count as one
-// running handler from here on, as those of a local run do.
+// safety task is written while they run.
 func (q *Redis) RunNow(ids []string, h push.Handler) {
 	if len(ids) == 0 {
 		return
 	}
-	q.oneRun(len(ids))
 	q.hand(ids, h)
 }
 
@@ -162,6 +160,7 @@ func (q *Redis) startLocal(ctx context.Context, ids []held) error {
 // settle, the engine's recovery of stale jobs makes them uncertain.
 func (q *Redis) startClaimed(ctx context.Context, ids []held) {
 	safe := make(chan safety, 1)
+	q.oneRun(len(ids)) // the ids of every RunNow of this write: one run
 	go q.runLocal(ids, safe)
 	tid, err := q.writeLocal(ctx, ids)
 	if err == nil {

@@ -437,10 +437,29 @@ func TestRedisQueueRunNow(t *testing.T) {
 			t.Fatalf("started %s without Redis, want %s", got, id2)
 		}
 		close(cutOff.open)
+		lost.on.Store(false)
+		// Two requests' claims at once, as one write and one run, once
+		// the last run has given its slot back.
+		for deadline := time.Now().Add(soon); ; time.Sleep(5 * time.Millisecond) {
+			took := q.TakeSlots(2)
+			if took == 2 {
+				break
+			}
+			q.DropSlots(took)
+			if time.Now().After(deadline) {
+				t.Fatalf("took %d slots with both free, want 2", took)
+			}
+		}
+		both := newHolder()
+		pair := newIDs(2)
+		q.RunNow(pair[:1], both.handle)
+		q.RunNow(pair[1:], both.handle)
+		both.next(t, soon)
+		both.next(t, soon)
+		close(both.open)
 		if n := len(engine.started); n != 0 {
 			t.Fatalf("the engine's handler ran %d ids, want none", n)
 		}
-		lost.on.Store(false)
 		stopped := make(chan error, 1)
 		go func() { stopped <- q.Stop(ctx) }()
 		select {
