@@ -90,15 +90,6 @@ func (q *Redis) DropSlots(n int) {
 	}
 }
 
-// oneRun makes the n slots taken for a local run count as one running
-// handler from here on, which runLocal ends.
-func (q *Redis) oneRun(n int) {
-	q.busy.add()
-	for range n {
-		q.busy.done()
-	}
-}
-
 // RunNow implements push.LocalRunner: the ids run as soon as the write
 // loop takes them, with those of the calls that come meanwhile, and their
 // safety task is written while they run.
@@ -110,8 +101,8 @@ func (q *Redis) RunNow(ids []string, h push.Handler) {
 }
 
 // safety is what became of a local run's safety task: tid is the task to
-// delete when the run ends ("" for none), written that it is known to be
-// in Redis (its lease is then extended while the run lasts).
+// delete when the run ends ("" for none); written says that it is known to
+// be in Redis (its lease is then extended while the run lasts).
 type safety struct {
 	tid     string
 	written bool
@@ -147,7 +138,6 @@ func (q *Redis) startLocal(ctx context.Context, ids []held) error {
 	}
 	safe := make(chan safety, 1)
 	safe <- safety{tid: tid, written: true}
-	q.oneRun(len(ids))
 	go q.runLocal(ids, safe)
 	return nil
 }
@@ -160,7 +150,6 @@ func (q *Redis) startLocal(ctx context.Context, ids []held) error {
 // settle, the engine's recovery of stale jobs makes them uncertain.
 func (q *Redis) startClaimed(ctx context.Context, ids []held) {
 	safe := make(chan safety, 1)
-	q.oneRun(len(ids)) // the ids of every RunNow of this write: one run
 	go q.runLocal(ids, safe)
 	tid, err := q.writeLocal(ctx, ids)
 	if err == nil {
@@ -185,9 +174,14 @@ func heldIDs(ids []held) []string {
 
 // runLocal runs the ids of a local run, keeps their safety task due a
 // lease ahead meanwhile (once it is written), hands back those deferred or
-// failed, and then deletes the safety task and the reservations.
+// failed, and then deletes the safety task and the reservations. Each id's
+// slot counts as a running handler (see TakeSlots) until then.
 func (q *Redis) runLocal(ids []held, safe <-chan safety) {
-	defer q.busy.done()
+	defer func() {
+		for range ids {
+			q.busy.done()
+		}
+	}()
 	ctx, cancel := context.WithTimeout(q.ctx, q.opts.Timeout)
 	defer cancel()
 	stop := make(chan struct{})
