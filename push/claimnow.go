@@ -21,32 +21,29 @@ type claims struct {
 	jobs   map[string]started
 }
 
-// claimNow picks the jobs of a request that this process can send as
-// soon as the request commits, takes a worker slot, a slot of the bot and
-// the platform's pacing slot for each, and marks them running. It returns
-// nil when there are none. A job of a platform that takes replies only is
-// left queued: its claim reads the reply it is sent as.
-func (e *Engine) claimNow(ctx context.Context, s *submission, jobs []*Job) *claims {
+// claimNow picks the planned jobs of a request that this process can
+// send as soon as the request commits, takes a worker slot, a slot of the
+// bot and the platform's pacing slot for each, and marks them running. It
+// returns nil when there are none. A job of a platform that takes replies
+// only is left queued: its claim reads the reply it is sent as.
+func (e *Engine) claimNow(ctx context.Context, s *submission) *claims {
 	lr, ok := e.queue.(LocalRunner)
 	if !ok {
 		return nil
 	}
-	n := lr.TakeSlots(len(jobs))
+	n := lr.TakeSlots(len(s.sends))
 	if n == 0 {
 		return nil
 	}
 	c := &claims{runner: lr, jobs: make(map[string]started, n)}
-	for i, j := range jobs {
+	for i, st := range s.sends {
 		if len(c.jobs) == n {
 			break
 		}
-		if _, reply := s.replies[i]; reply {
+		if _, reply := s.replies[i]; reply || !e.claimable(ctx, st) {
 			continue
 		}
-		st, ok := e.claimable(ctx, j)
-		if !ok {
-			continue
-		}
+		j := st.job
 		j.State, j.StartedAt, j.Attempts = StateRunning, j.CreatedAt, 1
 		c.jobs[j.ID] = st
 	}
@@ -60,27 +57,18 @@ func (e *Engine) claimNow(ctx context.Context, s *submission, jobs []*Job) *clai
 }
 
 // claimable takes the bot's send slot and the platform's pacing slot for
-// a job about to be created, and returns what sending it needs; false
-// when it must wait in the queue instead.
-func (e *Engine) claimable(ctx context.Context, j *Job) (started, bool) {
-	bot, err := e.catalog.bot(ctx, e.store, j.BotID)
-	if err != nil {
-		return started{}, false
-	}
-	var t Target
-	if j.TargetID != 0 {
-		if t, err = e.catalog.target(ctx, e.store, j.TargetID); err != nil {
-			return started{}, false
-		}
-	}
+// a job about to be created; false when it must wait in the queue
+// instead.
+func (e *Engine) claimable(ctx context.Context, st started) bool {
+	j := st.job
 	if !e.acquireSlot(ctx, j.BotID, j.ID) {
-		return started{}, false
+		return false
 	}
-	if e.pace(*j, bot, t) > 0 {
+	if e.pace(*j, st.bot, st.target) > 0 {
 		e.releaseSlot(ctx, j.BotID, j.ID)
-		return started{}, false
+		return false
 	}
-	return started{job: j, bot: bot, target: t}, true
+	return true
 }
 
 // drop gives back the slots of claims whose request was not committed.
@@ -127,15 +115,15 @@ func (c *claims) queued(ids []string) []string {
 // run hands the committed claims to the queue, which sends each in this
 // process at once.
 func (c *claims) run(e *Engine) {
+	if c == nil {
+		return
+	}
 	ids := make([]string, 0, len(c.jobs))
 	for id := range c.jobs {
 		ids = append(ids, id)
 	}
 	c.runner.RunNow(ids, func(ctx context.Context, id string) error {
-		st, ok := c.jobs[id]
-		if !ok {
-			return nil
-		}
+		st := c.jobs[id]
 		j := *st.job // as committed: the insert set its MessageID
 		st.job = &j
 		return e.send(ctx, st)

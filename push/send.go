@@ -124,7 +124,10 @@ type submission struct {
 	// replies are the jobs (by index) to targets of platforms that take
 	// replies only, with the platform's rule: each claims a reply when it
 	// is committed.
-	replies    map[int]ReplyRule
+	replies map[int]ReplyRule
+	// sends are the planned jobs (by index) with their bots and targets,
+	// as plan resolved them: what sending each needs (see claimNow).
+	sends      []started
 	kind       RequestKind
 	accountID  int64
 	operator   bool // the account is the bots' (an operator sends)
@@ -206,7 +209,7 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 		}
 		return Result{}, err
 	}
-	claimed := e.claimNow(ctx, &s, jobs)
+	claimed := e.claimNow(ctx, &s)
 	for attempt := 0; ; attempt++ {
 		err = e.commit(ctx, &s, fp, jobs)
 		if err == nil || s.key == "" || ReasonOf(err) != ReasonDuplicate || attempt > 0 {
@@ -236,9 +239,7 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 	}
 	notices, stop := e.subscribe(ids, claimed.planned(jobs))
 	defer stop()
-	if claimed != nil {
-		claimed.run(e)
-	}
+	claimed.run(e)
 	// The synchronous wait starts now and the enqueue takes from it: a
 	// queue that cannot be reached (Redis down, its client dialling again
 	// and again) cannot make the answer later than the wait.
@@ -345,6 +346,7 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			}
 			bot, bots[d.BotID] = b, b
 		}
+		var t Target
 		p, ok := e.platforms[bot.Platform]
 		if !ok {
 			return nil, Errorf(Invalid, "platform_unavailable", "bot %d uses the platform %q, which this server does not run", bot.ID, bot.Platform)
@@ -359,7 +361,8 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			if d.TargetID == 0 {
 				return nil, fieldErrorf(FieldTarget, "missing_target", "bot %d is on %s and needs a target: give the id of a target bound to the bot", bot.ID, bot.Platform)
 			}
-			t, err := e.catalog.target(ctx, e.store, d.TargetID)
+			var err error
+			t, err = e.catalog.target(ctx, e.store, d.TargetID)
 			if err != nil && !IsKind(err, NotFound) {
 				return nil, err
 			}
@@ -391,7 +394,7 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 		if e.points.Enabled {
 			cost = e.points.CostPerJob
 		}
-		jobs = append(jobs, &Job{
+		j := &Job{
 			ID:             NewJobID(),
 			AccountID:      s.accountID,
 			BotID:          bot.ID,
@@ -405,7 +408,9 @@ func (e *Engine) plan(ctx context.Context, s *submission) ([]*Job, error) {
 			CreatedAt:      now,
 			UpdatedAt:      now,
 			ExpiresAt:      now.Add(e.limits.QueueWait),
-		})
+		}
+		jobs = append(jobs, j)
+		s.sends = append(s.sends, started{job: j, bot: bot, target: t})
 	}
 	return jobs, nil
 }
