@@ -136,6 +136,7 @@ func TestClaimOfARefusedRequestIsGivenBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
+		waitFreeWorker(t, h) // the refused request claims its job before it is refused
 		if _, err := send(t, h, f, "k", "another message"); push.ReasonOf(err) != "idempotency_conflict" {
 			t.Fatalf("another request under a used key: %v, want idempotency_conflict", err)
 		}
@@ -143,6 +144,7 @@ func TestClaimOfARefusedRequestIsGivenBack(t *testing.T) {
 			t.Fatalf("the same request again: %+v, %v; want a replay", res, err)
 		}
 	}
+	waitFreeWorker(t, h)
 	commits := commitsOf(t, h, func() {
 		res, err := send(t, h, f, "", "next")
 		if err != nil || res.Jobs[0].State != push.StateSucceeded {
@@ -155,4 +157,22 @@ func TestClaimOfARefusedRequestIsGivenBack(t *testing.T) {
 	if got := len(h.Telegram.Messages()); got != 2 {
 		t.Fatalf("platform received %d messages, want 2", got)
 	}
+}
+
+// waitFreeWorker waits until a worker slot of the node is free: the last
+// send's worker, answered a moment before, has given its slot back (and,
+// before it, its bot's send slot).
+func waitFreeWorker(t *testing.T, h *testkit.Herald) {
+	t.Helper()
+	lr, ok := h.Queue.(push.LocalRunner)
+	if !ok {
+		t.Fatalf("the queue %T runs no jobs in its process", h.Queue)
+	}
+	waitUntil(t, "a free worker slot", func() bool {
+		if lr.TakeSlots(1) == 1 {
+			lr.DropSlots(1)
+			return true
+		}
+		return false
+	})
 }
