@@ -1,8 +1,12 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -210,6 +214,85 @@ func TestNotifierCarriesSettledRows(t *testing.T) {
 		}
 		mu.Unlock()
 	})
+}
+
+// TestNotifierDecodesOnlyItsOwnRows: a node decodes the rows of the jobs
+// its requests wait for and no other, each row on its own. Another node's
+// row that cannot be read is not even looked at; one of its own that
+// cannot be read (or names another job) is left out with a warning, and
+// its waiter still wakes (to read the store); the rows beside it are
+// handed over all the same.
+func TestNotifierDecodesOnlyItsOwnRows(t *testing.T) {
+	eachRedis(t, func(t *testing.T, addr string) {
+		ns := testkit.RandomName("n_")
+		var logged syncBuffer
+		b := cluster.NewNotifier(ctx, node(t, addr), cluster.NotifierOptions{
+			Namespace: ns,
+			Logger:    slog.New(slog.NewTextHandler(&logged, nil)),
+		})
+		t.Cleanup(func() { b.Close() })
+		var mu sync.Mutex
+		var got []push.Job
+		b.OnSettled(func(j push.Job) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, j)
+		})
+		onB, stop := b.Subscribe([]string{"j1", "j3", "j4"})
+		defer stop()
+
+		row := func(j push.Job) string {
+			t.Helper()
+			js, err := json.Marshal(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j.ID + " " + string(js)
+		}
+		j1 := push.Job{ID: "j1", AccountID: 7, State: push.StateSucceeded, Attempts: 1, PlatformIndex: "11"}
+		j4 := push.Job{ID: "j4", AccountID: 7, State: push.StateFailed, Attempts: 2, Error: "chat not found"}
+		msg := strings.Join([]string{
+			"someothernode j1 j2 j3 j4",
+			row(j1),
+			`j2 {"id": "j2", this is not JSON`,    // another node's: never decoded
+			row(push.Job{ID: "j9", AccountID: 7}), // under j3's id: left out
+			row(j4),
+		}, "\n")
+		msg = strings.Replace(msg, "j9 {", "j3 {", 1)
+		if err := node(t, addr).Publish(ctx, ns+":settled", msg).Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"j1", "j3", "j4"} {
+			expect(t, onB, id)
+		}
+		mu.Lock()
+		if diff := cmp.Diff([]push.Job{j1, j4}, got); diff != "" {
+			t.Errorf("rows handed over (-want +got):\n%s", diff)
+		}
+		mu.Unlock()
+		log := logged.String()
+		if strings.Contains(log, "job=j2") || !strings.Contains(log, "job=j3") || strings.Count(log, "cannot be read") != 1 {
+			t.Errorf("warnings: want one, for j3 alone (j2's row is not this node's to decode); got:\n%s", log)
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's goroutine and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // TestNotifierSurvivesRedisOutage: while Redis is away Notify reports

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,9 +27,11 @@ import (
 // NotifySettled publishes the settled jobs' rows with their ids (see
 // push.SettledNotifier): a node with a waiter for one of them hands the
 // row to its engine before it wakes the waiter, which then answers without
-// reading the store. A message is its publisher, the ids, and on a second
-// line the rows as a JSON array; a node decodes the rows only when it has
-// a waiter for one of the ids.
+// reading the store. A message is its publisher and the ids on its first
+// line, then one line per row: the row's id, a space, and the row as
+// JSON. A node decodes only the rows of the jobs its own requests wait
+// for, so that with many API nodes each decodes its own share of a
+// worker's notices rather than all of them.
 type Notifier struct {
 	rdb     redis.UniversalClient
 	channel string
@@ -124,7 +125,7 @@ func (n *Notifier) listen() {
 			continue
 		}
 		ids := strings.Fields(list)
-		if fn := n.onSettled.Load(); rows != "" && fn != nil && slices.ContainsFunc(ids, n.local.Waiting) {
+		if fn := n.onSettled.Load(); rows != "" && fn != nil {
 			n.handOver(rows, *fn)
 		}
 		_ = n.local.Notify(context.Background(), ids...)
@@ -132,18 +133,22 @@ func (n *Notifier) listen() {
 }
 
 // handOver gives the engine the rows of a notice whose jobs a waiter of
-// this process waits for. Rows that cannot be read are left out: their
-// waiters read the store, as for a notice without rows.
+// this process waits for, and decodes no other. A row that cannot be read
+// is left out: its waiter reads the store, as for a notice without rows.
 func (n *Notifier) handOver(rows string, onSettled func(push.Job)) {
-	var jobs []push.Job
-	if err := json.Unmarshal([]byte(rows), &jobs); err != nil {
-		n.log.Warn("completion notices: rows that cannot be read; their waiters read the store", "err", err)
-		return
-	}
-	for _, j := range jobs {
-		if n.local.Waiting(j.ID) {
-			onSettled(j)
+	for rows != "" {
+		var line string
+		line, rows, _ = strings.Cut(rows, "\n")
+		id, row, ok := strings.Cut(line, " ")
+		if !ok || !n.local.Waiting(id) {
+			continue
 		}
+		var j push.Job
+		if err := json.Unmarshal([]byte(row), &j); err != nil || j.ID != id {
+			n.log.Warn("completion notices: a row that cannot be read; its waiter reads the store", "job", id, "err", err)
+			continue
+		}
+		onSettled(j)
 	}
 }
 
@@ -222,11 +227,16 @@ func (n *Notifier) publish() {
 			payload.WriteByte(' ')
 			payload.WriteString(id)
 		}
-		if len(rows) > 0 {
-			payload.WriteByte('\n')
-			if err := json.NewEncoder(&payload).Encode(rows); err != nil {
-				n.log.Warn("completion notices: rows left out", "err", err) // the waiters read the store
+		for _, row := range rows {
+			b, err := json.Marshal(row)
+			if err != nil {
+				n.log.Warn("completion notices: a row left out", "job", row.ID, "err", err) // its waiter reads the store
+				continue
 			}
+			payload.WriteByte('\n')
+			payload.WriteString(row.ID)
+			payload.WriteByte(' ')
+			payload.Write(b)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 		receivers, err := n.rdb.Publish(ctx, n.channel, payload.String()).Result()
