@@ -51,6 +51,11 @@ type Options struct {
 	// when it is https, the session cookie is Secure also behind a
 	// TLS-terminating proxy.
 	PublicURL string
+	// OperationsOnly serves the probes and the metrics alone (GET and
+	// HEAD /healthz, /readyz and /metrics): the front of a herald worker,
+	// which takes no sends. Every other path is answered 404, and
+	// Console is ignored.
+	OperationsOnly bool
 	// Console, when set, answers every path outside /api and the probes
 	// and metrics: the web console (package transport/console). Its
 	// requests are logged and measured under the pattern of the
@@ -113,10 +118,15 @@ func New(eng *push.Engine, opts Options) *Server {
 		s.shapes[reflect.TypeOf(v)] = newShape(v)
 	}
 	s.ready = append([]ReadyCheck{{Name: "database", Check: eng.Ping}}, opts.Ready...)
+	notFound := "see the API documentation"
+	if opts.OperationsOnly {
+		notFound = "this process takes no sends: it answers /healthz, /readyz and /metrics alone"
+		opts.Console = nil
+	}
 	s.router = bunrouter.New(
 		bunrouter.Use(s.logRequests, s.handleErrors),
 		bunrouter.WithNotFoundHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
-			return errNoRoute(req.Request, "see the API documentation")
+			return errNoRoute(req.Request, notFound)
 		}),
 		bunrouter.WithMethodNotAllowedHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
 			if allow := s.allow[req.Route()]; len(allow) > 0 {
@@ -126,6 +136,9 @@ func New(eng *push.Engine, opts Options) *Server {
 		}),
 	)
 	routes := s.routes()
+	if opts.OperationsOnly {
+		routes = slices.DeleteFunc(routes, func(rt Route) bool { return !operationPath(rt.Path) })
+	}
 	s.allow = allowedMethods(routes)
 	s.router.WithGroup(apiPrefix, func(g *bunrouter.Group) {
 		g = g.Use(s.authenticate)
@@ -206,11 +219,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // consolePath says whether a path is the console's: anything outside the
 // API (/api) and the probes and metrics.
 func consolePath(p string) bool {
+	return p != BasePath && !operationPath(p) && !strings.HasPrefix(p, BasePath+"/")
+}
+
+// operationPath says whether a path is a probe's or the metrics'.
+func operationPath(p string) bool {
 	switch p {
-	case BasePath, "/healthz", "/readyz", "/metrics":
-		return false
+	case "/healthz", "/readyz", "/metrics":
+		return true
 	}
-	return !strings.HasPrefix(p, BasePath+"/")
+	return false
 }
 
 // consoleRoute is the route of a request the console answered: the

@@ -121,6 +121,12 @@ func TestBenchScaleOut(t *testing.T) {
 			if r.Deliveries < r.OK-4 { // see TestBenchScenarios
 				t.Errorf("%d deliveries for %d answered single sends", r.Deliveries, r.OK)
 			}
+			// Herald's own counts are every node's, worker nodes' too
+			// (their --ops-addr /metrics): a node left out makes them
+			// absent.
+			if c := r.Costs; c == nil || c.HeraldCommits == nil || c.HeraldStatements == nil || c.HeraldRedisCommands == nil || *c.HeraldCommits <= 0 {
+				t.Errorf("Herald's own counts of its calls are missing: %+v", c)
+			}
 		})
 	}
 	for _, args := range [][]string{{"--nodes", "2"}, {"--worker-nodes", "1"}} {

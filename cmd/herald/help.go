@@ -46,9 +46,10 @@ func commandDocs(name string) commandDoc {
 	case "worker":
 		return commandDoc{
 			usage: "[flags]",
-			about: "Runs workers only, as a node of a scale-out installation: they take jobs from Redis and record them in PostgreSQL.",
+			about: "Runs workers only, as a node of a scale-out installation: they take jobs from Redis and record them in PostgreSQL. With --ops-addr it answers /healthz, /readyz and /metrics there.",
 			examples: []string{
 				"herald worker --db postgres://herald@db:5432/herald --redis redis://cache:6379/0 --workers 16",
+				"herald worker --db postgres://herald@db:5432/herald --redis redis://cache:6379/0 --ops-addr 10.0.0.5:9090",
 			},
 		}
 	case "migrate":

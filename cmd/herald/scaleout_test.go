@@ -577,6 +577,106 @@ func TestScaleOutPostgresDown(t *testing.T) {
 // TestScaleOutWorkerDrains: SIGTERM lets a worker finish the send it is
 // making (within --drain-timeout) and exit 0; the job is not handed to
 // another worker and not sent twice.
+// TestScaleOutWorkerOps: a worker with --ops-addr answers the probes and
+// the metrics there. It counts the jobs it settles and its platform calls
+// (an API-only node, which settles nothing, does not: each job is counted
+// once in the installation), answers /readyz with 503 "draining" while it
+// drains, and refuses anything else, a send included, with 404.
+func TestScaleOutWorkerOps(t *testing.T) {
+	t.Parallel()
+	pg := testkit.PostgresURL(t)
+	c := newScaleOut(t, pg, pg, testkit.RedisURL(t))
+	a := c.api(t, "--sync-wait", "1s")
+	w := c.worker(t, "--workers", "1", "--ops-addr", "127.0.0.1:0", "--drain-timeout", "10s")
+	if w.Ops == "" {
+		t.Fatalf("the worker printed no ops URL:\n%s", w.Output())
+	}
+	get := func(base, path string) (int, http.Header, map[string]any, string) {
+		t.Helper()
+		r := testkit.Call(t, base, "GET", path, "", nil)
+		var m map[string]any
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			m = r.JSON()
+		}
+		return r.Status, r.Header, m, string(r.Body)
+	}
+	if st, _, m, _ := get(w.Ops, "/healthz"); st != http.StatusOK || !cmp.Equal(m, map[string]any{"status": "ok"}) {
+		t.Errorf("/healthz: %d %v", st, m)
+	}
+	ready := map[string]any{"status": "ready", "checks": map[string]any{"database": "ok", "redis": "ok"}}
+	if st, _, m, _ := get(w.Ops, "/readyz"); st != http.StatusOK || !cmp.Equal(m, ready) {
+		t.Errorf("/readyz: %d %v", st, m)
+	}
+
+	r := c.sendVia(t, a.URL, c.key, "counted once", "")
+	if r.Status != http.StatusOK || data(r)["status"] != "SUCCESS" {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	settled := `herald_jobs_settled_total{platform="telegram",state="succeeded"} `
+	calls := `herald_platform_call_duration_seconds_count{outcome="ok",platform="telegram"} `
+	metric := func(body, name string) string {
+		for line := range strings.Lines(body) {
+			if v, ok := strings.CutPrefix(line, name); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return "absent"
+	}
+	_, _, _, workerMetrics := get(w.Ops, "/metrics")
+	_, _, _, apiMetrics := get(strings.TrimSuffix(a.URL, "/api"), "/metrics")
+	for _, m := range []struct{ node, body, name, want string }{
+		{"worker", workerMetrics, settled, "1"},
+		{"worker", workerMetrics, calls, "1"},
+		{"API node", apiMetrics, settled, "0"},
+	} {
+		if got := metric(m.body, m.name); got != m.want {
+			t.Errorf("%s's %s= %s, want %s", m.node, m.name, got, m.want)
+		}
+	}
+	if !strings.Contains(workerMetrics, "\nherald_build_info{") {
+		t.Errorf("the worker's /metrics has no herald_build_info:\n%s", workerMetrics)
+	}
+
+	if st, _, m, _ := get(w.Ops, "/api/openapi/v1/push/private"); st != http.StatusNotFound || !strings.Contains(fmt.Sprint(m["message"]), "takes no sends") {
+		t.Errorf("an API path on the worker: %d %v", st, m)
+	}
+	post := testkit.Call(t, w.Ops, "POST", "/healthz", "", nil)
+	if post.Status != http.StatusMethodNotAllowed || post.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST /healthz: %d, Allow %q", post.Status, post.Header.Get("Allow"))
+	}
+
+	// Draining: /readyz says so while a send runs, then the worker exits
+	// once the send has ended.
+	for len(c.tg.Arrived()) > 0 {
+		<-c.tg.Arrived()
+	}
+	c.tg.Block()
+	r = c.sendVia(t, a.URL, c.key, "in flight at the drain", "")
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("send held by the platform: %d %s", r.Status, r.Body)
+	}
+	id := data(r)["jobId"].(string)
+	<-c.tg.Arrived()
+	stopped := make(chan error, 1)
+	go func() { stopped <- w.Terminate(15 * time.Second) }()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		st, hdr, m, _ := get(w.Ops, "/readyz")
+		if st == http.StatusServiceUnavailable && m["status"] == "draining" && hdr.Get("Retry-After") != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.tg.Unblock()
+			t.Fatalf("/readyz during the drain: %d %v", st, m)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.tg.Unblock()
+	if err := <-stopped; err != nil {
+		t.Fatalf("worker did not exit cleanly on SIGTERM: %v\n%s", err, w.Output())
+	}
+	c.waitState(t, id, push.StateSucceeded, 5*time.Second)
+}
+
 func TestScaleOutWorkerDrains(t *testing.T) {
 	t.Parallel()
 	pg := testkit.PostgresURL(t)

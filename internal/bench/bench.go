@@ -661,9 +661,6 @@ func (r *Report) WriteText(w io.Writer) {
 		if f.AllocsPerDelivery > 0 {
 			fmt.Fprintf(w, ", %.0f per delivery", f.AllocsPerDelivery)
 		}
-		if r.WorkerNodes > 0 {
-			fmt.Fprint(w, ", of the API nodes (worker nodes serve no /metrics)")
-		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  memory       peak RSS %.1f MiB; RSS %.1f MiB at the start, %.1f MiB at the end; %d threads\n",
 			f.PeakRSSMiB, f.RSSStartMiB, f.RSSEndMiB, f.Threads)

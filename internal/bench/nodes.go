@@ -24,8 +24,8 @@ func (ns nodes) apis() []string {
 // sample reads every node and returns their sum: CPU, memory and
 // allocations are the installation's in all. Herald's own counts of its
 // PostgreSQL and Redis calls are summed when every node serves them (a
-// herald worker serves no /metrics: then they are -1, not counted, and
-// the databases' own counts stand alone).
+// node without /metrics makes them -1, not counted, and the databases'
+// own counts stand alone).
 func (ns nodes) sample(ctx context.Context) (procSample, error) {
 	var sum procSample
 	for i, s := range ns {

@@ -22,9 +22,10 @@ import (
 type Server struct {
 	cmd *exec.Cmd
 	// URL is the API's base URL, ending in /api ("" for herald worker,
-	// which serves no HTTP).
+	// which takes no sends).
 	URL string
-	// Root is the server's root URL (/metrics lives there).
+	// Root is the server's root URL (/metrics lives there): for herald
+	// worker, its --ops-addr listener.
 	Root string
 	// Pprof is the base URL of the runtime profiles, when served.
 	Pprof string
@@ -42,10 +43,10 @@ func startServer(ctx context.Context, bin string, args, env []string, logPath st
 	return startProcess(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), env, logPath)
 }
 
-// startWorker runs `bin worker args…` as startServer runs serve and waits
-// until it runs.
+// startWorker runs `bin worker --ops-addr 127.0.0.1:0 args…` as
+// startServer runs serve and waits until it runs.
 func startWorker(ctx context.Context, bin string, args, env []string, logPath string) (*Server, error) {
-	return startProcess(ctx, bin, append([]string{"worker"}, args...), env, logPath)
+	return startProcess(ctx, bin, append([]string{"worker", "--ops-addr", "127.0.0.1:0"}, args...), env, logPath)
 }
 
 // workerReady is the line herald worker prints once it works jobs.
@@ -97,6 +98,9 @@ func startProcess(ctx context.Context, bin string, args, env []string, logPath s
 			ready = strings.HasPrefix(line, workerReady)
 			if u, ok := strings.CutPrefix(line, "herald pprof on "); ok {
 				s.Pprof = strings.TrimSpace(u)
+			}
+			if u, ok := strings.CutPrefix(line, "herald worker listening on "); ok {
+				s.Root = strings.TrimSpace(u)
 			}
 			if u, ok := strings.CutPrefix(line, "herald listening on "); ok {
 				s.URL = strings.TrimSpace(u)
@@ -227,7 +231,7 @@ func readProc(pid int) (procSample, error) {
 
 // sample reads the server's /proc figures and its Go allocation counters
 // from /metrics (go_memstats_mallocs_total, go_memstats_alloc_bytes_total);
-// of a herald worker, which serves no /metrics, the /proc figures only.
+// of a process that serves no /metrics, the /proc figures only.
 func (s *Server) sample(ctx context.Context) (procSample, error) {
 	p, err := readProc(s.Pid())
 	if err != nil {

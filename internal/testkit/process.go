@@ -42,6 +42,9 @@ type Process struct {
 	Cmd *exec.Cmd
 	// URL is the API's base URL, ending in /api (for serve).
 	URL string
+	// Ops is the root URL of a herald worker's --ops-addr listener
+	// (/healthz, /readyz, /metrics), when it has one.
+	Ops string
 
 	mu       sync.Mutex
 	output   bytes.Buffer // stdout and stderr, interleaved
@@ -118,6 +121,9 @@ func StartWorker(tb testing.TB, bin string, env []string, args ...string) *Proce
 	tb.Helper()
 	p := startProcess(tb, bin, env, append([]string{"worker"}, args...)...)
 	p.waitFor(tb, "herald worker running")
+	if out := p.Output(); strings.Contains(out, "herald worker listening on ") {
+		p.Ops = p.waitFor(tb, "herald worker listening on ")
+	}
 	return p
 }
 
