@@ -15,17 +15,22 @@ import "context"
 // process (LocalRunner) takes part.
 
 // claims are the jobs a request creates running, with what sending each
-// needs, for this process to send once the request commits.
+// needs, for this process to send once the request commits. Until they
+// run they hold a worker slot, a slot of their bot and their platform's
+// pacing slot each; drop gives them back.
 type claims struct {
 	runner LocalRunner
 	jobs   map[string]started
+	slots  int  // the worker slots held
+	done   bool // run or dropped: nothing left to give back
 }
 
 // claimNow picks the planned jobs of a request that this process can
 // send as soon as the request commits, takes a worker slot, a slot of the
 // bot and the platform's pacing slot for each, and marks them running. It
 // returns nil when there are none. A job of a platform that takes replies
-// only is left queued: its claim reads the reply it is sent as.
+// only is left queued: its claim reads the reply it is sent as. Should a
+// platform's pacing panic, what was taken is given back first.
 func (e *Engine) claimNow(ctx context.Context, s *submission) *claims {
 	lr, ok := e.queue.(LocalRunner)
 	if !ok {
@@ -35,7 +40,13 @@ func (e *Engine) claimNow(ctx context.Context, s *submission) *claims {
 	if n == 0 {
 		return nil
 	}
-	c := &claims{runner: lr, jobs: make(map[string]started, n)}
+	c := &claims{runner: lr, jobs: make(map[string]started, n), slots: n}
+	picked := false
+	defer func() {
+		if !picked {
+			c.drop(ctx, e)
+		}
+	}()
 	for i, st := range s.sends {
 		if len(c.jobs) == n {
 			break
@@ -49,7 +60,9 @@ func (e *Engine) claimNow(ctx context.Context, s *submission) *claims {
 	}
 	if left := n - len(c.jobs); left > 0 {
 		lr.DropSlots(left)
+		c.slots -= left
 	}
+	picked = true
 	if len(c.jobs) == 0 {
 		return nil
 	}
@@ -58,28 +71,34 @@ func (e *Engine) claimNow(ctx context.Context, s *submission) *claims {
 
 // claimable takes the bot's send slot and the platform's pacing slot for
 // a job about to be created; false when it must wait in the queue
-// instead.
-func (e *Engine) claimable(ctx context.Context, st started) bool {
+// instead, with neither taken.
+func (e *Engine) claimable(ctx context.Context, st started) (ok bool) {
 	j := st.job
 	if !e.acquireSlot(ctx, j.BotID, j.ID) {
 		return false
 	}
-	if e.pace(*j, st.bot, st.target) > 0 {
-		e.releaseSlot(ctx, j.BotID, j.ID)
-		return false
-	}
-	return true
+	defer func() {
+		if !ok {
+			e.releaseSlot(context.WithoutCancel(ctx), j.BotID, j.ID)
+		}
+	}()
+	return e.pace(*j, st.bot, st.target) == 0
 }
 
-// drop gives back the slots of claims whose request was not committed.
+// drop gives back the slots of claims that will not run: their request
+// was refused, or it ended in a panic before they ran. It does nothing
+// after run or a drop before.
 func (c *claims) drop(ctx context.Context, e *Engine) {
-	if c == nil {
+	if c == nil || c.done {
 		return
 	}
+	c.done = true
+	ctx = context.WithoutCancel(ctx)
 	for _, st := range c.jobs {
+		e.unpace(*st.job, st.bot, st.target)
 		e.releaseSlot(ctx, st.job.BotID, st.job.ID)
 	}
-	c.runner.DropSlots(len(c.jobs))
+	c.runner.DropSlots(c.slots)
 }
 
 // planned returns jobs with nil in place of the claimed ones, for the
@@ -115,9 +134,10 @@ func (c *claims) queued(ids []string) []string {
 // run hands the committed claims to the queue, which sends each in this
 // process at once.
 func (c *claims) run(e *Engine) {
-	if c == nil {
+	if c == nil || c.done {
 		return
 	}
+	c.done = true
 	ids := make([]string, 0, len(c.jobs))
 	for id := range c.jobs {
 		ids = append(ids, id)

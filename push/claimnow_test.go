@@ -2,6 +2,7 @@ package push_test
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,6 +157,93 @@ func TestClaimOfARefusedRequestIsGivenBack(t *testing.T) {
 	}
 	if got := len(h.Telegram.Messages()); got != 2 {
 		t.Fatalf("platform received %d messages, want 2", got)
+	}
+}
+
+// TestClaimOfARefusedRequestGivesItsPaceBack: a refused request gives
+// back the platform's pacing slot its claim took, not only its worker
+// slot. With Telegram's pace of one message a second to a chat, the next
+// send to that chat, a second after the last, is claimed at once however
+// many requests were refused in between.
+func TestClaimOfARefusedRequestGivesItsPaceBack(t *testing.T) {
+	h := testkit.New(t, testkit.WithBackend(testkit.ScaleOut), testkit.WithWorkers(4), testkit.WithPacing())
+	f := h.Seed(t)
+	if _, err := send(t, h, f, "k", "first"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the chat's slot is free again
+	for range 3 {
+		waitFreeWorker(t, h) // the refused request claims its job before it is refused
+		if _, err := send(t, h, f, "k", "another message"); push.ReasonOf(err) != "idempotency_conflict" {
+			t.Fatalf("another request under a used key: %v, want idempotency_conflict", err)
+		}
+	}
+	waitFreeWorker(t, h)
+	var res push.Result
+	commits := commitsOf(t, h, func() {
+		var err error
+		if res, err = send(t, h, f, "", "next"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	j := res.Jobs[0]
+	if j.State != push.StateSucceeded || commits > 2 || !j.StartedAt.Equal(j.CreatedAt) {
+		t.Fatalf("next send: %s after %d commits, started %s after it was created; want claimed with its request: the refused requests kept the chat's pace",
+			j.State, commits, j.StartedAt.Sub(j.CreatedAt))
+	}
+}
+
+// panickyPace is a platform whose first Pace panics, as a platform's bug
+// would; the HTTP server recovers such a panic and the node goes on.
+type panickyPace struct {
+	push.Platform
+	calls atomic.Int32
+}
+
+func (p *panickyPace) Pace(push.Delivery) time.Duration {
+	if p.calls.Add(1) == 1 {
+		panic("a bug in the platform's pacing")
+	}
+	return 0
+}
+
+// TestClaimGivenBackOnAPanic: a request that panics while its jobs are
+// claimed (here in the platform's pacing) gives back what it took: the
+// node's only worker slot is free for the next send, which is claimed
+// with its request, and the node stops within its drain timeout.
+func TestClaimGivenBackOnAPanic(t *testing.T) {
+	h := testkit.New(t, testkit.WithBackend(testkit.ScaleOut), testkit.WithWorkers(1),
+		testkit.WithEngineOptions(func(o *push.Options) {
+			o.Platforms["telegram"] = &panickyPace{Platform: o.Platforms["telegram"]}
+		}))
+	f := h.Seed(t)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the platform's pacing did not panic")
+			}
+		}()
+		_, _ = send(t, h, f, "", "panics")
+	}()
+	lr := h.Queue.(push.LocalRunner)
+	if lr.TakeSlots(1) != 1 {
+		t.Fatal("the node's only worker slot was not given back after the panic")
+	}
+	lr.DropSlots(1)
+	commits := commitsOf(t, h, func() {
+		if res, err := send(t, h, f, "", "next"); err != nil || res.Jobs[0].State != push.StateSucceeded {
+			t.Fatalf("next send: %+v, %v", res, err)
+		}
+	})
+	if commits > 2 {
+		t.Fatalf("the next send committed %d transactions, want 2", commits)
+	}
+	stopped := make(chan struct{})
+	go func() { h.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the node did not stop: a slot taken before the panic is still counted as running")
 	}
 }
 

@@ -18,6 +18,18 @@ type Pacer interface {
 	Pace(d Delivery) time.Duration
 }
 
+// PaceReleaser is a Pacer that can give back a slot: the engine may claim
+// a job's send slot before the request that creates the job commits (see
+// LocalRunner), and gives the slot back when the request is refused, so
+// that a refused request leaves the platform's pace as it found it. A
+// Pacer without it keeps such slots until they pass.
+type PaceReleaser interface {
+	Pacer
+	// ReleasePace gives back the slot Pace claimed for d, whose send will
+	// not be made.
+	ReleasePace(d Delivery)
+}
+
 // DeferError is returned by the engine's Handler when a job is not to be
 // worked yet (pacing, a retry's wait, its bot's cap on jobs sent at once):
 // the queue hands the id back after After. It is not a failure.

@@ -210,19 +210,20 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 		return Result{}, err
 	}
 	claimed := e.claimNow(ctx, &s)
+	// Claims that do not run are given back: on a refusal, and on a panic
+	// (which the HTTP server recovers) before they run.
+	defer claimed.drop(ctx, e)
 	for attempt := 0; ; attempt++ {
 		err = e.commit(ctx, &s, fp, jobs)
 		if err == nil || s.key == "" || ReasonOf(err) != ReasonDuplicate || attempt > 0 {
 			break
 		}
 		if res, ok, rerr := e.replayStored(ctx, &s, fp); ok || rerr != nil {
-			claimed.drop(ctx, e)
 			return res, rerr
 		}
 		// The record is gone again (swept): commit anew.
 	}
 	if err != nil {
-		claimed.drop(ctx, e)
 		return Result{}, err
 	}
 	var charged int64

@@ -260,9 +260,22 @@ func (e *Engine) resume(ctx context.Context, tx Tx, ev *txEvents, j Job, now tim
 // long to wait when there is none yet.
 func (e *Engine) pace(j Job, bot Bot, target Target) time.Duration {
 	if p, ok := e.platforms[j.Platform].(Pacer); ok {
-		return p.Pace(Delivery{JobID: j.ID, Bot: bot, Target: target, AsType: j.TargetType, Message: j.Message})
+		return p.Pace(paced(j, bot, target))
 	}
 	return 0
+}
+
+// unpace gives back the send slot pace claimed for a job that will not be
+// sent as claimed (its request was refused), where the platform can.
+func (e *Engine) unpace(j Job, bot Bot, target Target) {
+	if p, ok := e.platforms[j.Platform].(PaceReleaser); ok {
+		p.ReleasePace(paced(j, bot, target))
+	}
+}
+
+// paced is the delivery a job's pacing slot is claimed for.
+func paced(j Job, bot Bot, target Target) Delivery {
+	return Delivery{JobID: j.ID, Bot: bot, Target: target, AsType: j.TargetType, Message: j.Message}
 }
 
 // readReply reads the reply a claimed job is sent as, on a platform that

@@ -85,7 +85,7 @@ type Provider struct {
 var (
 	_ push.Platform            = (*Provider)(nil)
 	_ push.BotMessageValidator = (*Provider)(nil)
-	_ push.Pacer               = (*Provider)(nil)
+	_ push.PaceReleaser        = (*Provider)(nil)
 )
 
 // New returns the DingTalk provider on env's HTTP client and pacer (for a
@@ -202,15 +202,21 @@ func Sign(secret string, timestampMs int64) string {
 }
 
 // Pace implements push.Pacer with DingTalk's limit per robot.
-func (p *Provider) Pace(d push.Delivery) time.Duration {
+func (p *Provider) Pace(d push.Delivery) time.Duration { return p.pacer.Reserve(p.paceLimits(d)...) }
+
+// ReleasePace implements push.PaceReleaser.
+func (p *Provider) ReleasePace(d push.Delivery) { p.pacer.Release(p.paceLimits(d)...) }
+
+// paceLimits are the limits a send of d is paced by.
+func (p *Provider) paceLimits(d push.Delivery) []pacing.Limit {
 	if p.pacer == nil {
-		return 0
+		return nil
 	}
 	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
-		return 0
+		return nil
 	}
-	return p.pacer.Reserve(pacing.Limit{Key: "dingtalk:" + tokencache.Key(c.AccessToken), Rate: pacing.Rate{Every: paceEvery, Burst: paceBurst}})
+	return []pacing.Limit{{Key: "dingtalk:" + tokencache.Key(c.AccessToken), Rate: pacing.Rate{Every: paceEvery, Burst: paceBurst}}}
 }
 
 // answer is DingTalk's reply.

@@ -109,8 +109,8 @@ type Provider struct {
 }
 
 var (
-	_ push.Platform = (*Provider)(nil)
-	_ push.Pacer    = (*Provider)(nil)
+	_ push.Platform     = (*Provider)(nil)
+	_ push.PaceReleaser = (*Provider)(nil)
 )
 
 // New returns the Feishu/Lark provider on env's HTTP client, token cache,
@@ -256,19 +256,25 @@ func caption(m push.Message) string { return strings.TrimSpace(m.Content) }
 // Pace implements push.Pacer with Feishu's published limits: 50 calls a
 // second and 1000 a minute per app, 5 messages a second per user and per
 // chat.
-func (p *Provider) Pace(d push.Delivery) time.Duration {
+func (p *Provider) Pace(d push.Delivery) time.Duration { return p.pacer.Reserve(p.paceLimits(d)...) }
+
+// ReleasePace implements push.PaceReleaser.
+func (p *Provider) ReleasePace(d push.Delivery) { p.pacer.Release(p.paceLimits(d)...) }
+
+// paceLimits are the limits a send of d is paced by.
+func (p *Provider) paceLimits(d push.Delivery) []pacing.Limit {
 	if p.pacer == nil {
-		return 0
+		return nil
 	}
 	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
-		return 0
+		return nil
 	}
 	app := "feishu:" + tokencache.Key(p.tokenBase(c), c.AppID)
-	return p.pacer.Reserve(
+	return []pacing.Limit{
 		// 25 + 1/0.075 ≈ 38 in any second, 25 + 800 in any minute.
-		pacing.Limit{Key: app, Rate: pacing.Rate{Every: 75 * time.Millisecond, Burst: 25}},
+		{Key: app, Rate: pacing.Rate{Every: 75 * time.Millisecond, Burst: 25}},
 		// 3 + 2 = 5 in any second.
-		pacing.Limit{Key: app + ":" + d.Target.Address, Rate: pacing.Rate{Every: 500 * time.Millisecond, Burst: 3}},
-	)
+		{Key: app + ":" + d.Target.Address, Rate: pacing.Rate{Every: 500 * time.Millisecond, Burst: 3}},
+	}
 }

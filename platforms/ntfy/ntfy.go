@@ -76,7 +76,7 @@ type Provider struct {
 var (
 	_ push.Platform            = (*Provider)(nil)
 	_ push.BotMessageValidator = (*Provider)(nil)
-	_ push.Pacer               = (*Provider)(nil)
+	_ push.PaceReleaser        = (*Provider)(nil)
 )
 
 // New returns the ntfy provider on env's HTTP client and pacer (for a nil
@@ -184,15 +184,21 @@ func publishBody(c Config, m push.Message) publish {
 
 // Pace implements push.Pacer with ntfy's default request limit per
 // server and credentials.
-func (p *Provider) Pace(d push.Delivery) time.Duration {
+func (p *Provider) Pace(d push.Delivery) time.Duration { return p.pacer.Reserve(p.paceLimits(d)...) }
+
+// ReleasePace implements push.PaceReleaser.
+func (p *Provider) ReleasePace(d push.Delivery) { p.pacer.Release(p.paceLimits(d)...) }
+
+// paceLimits are the limits a send of d is paced by.
+func (p *Provider) paceLimits(d push.Delivery) []pacing.Limit {
 	if p.pacer == nil {
-		return 0
+		return nil
 	}
 	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
-		return 0
+		return nil
 	}
-	return p.pacer.Reserve(pacing.Limit{Key: "ntfy:" + tokencache.Key(botconfig.BaseOr(c.Server, DefaultServer), c.Token, c.User), Rate: pacing.Rate{Every: requestEvery, Burst: requestBurst}})
+	return []pacing.Limit{{Key: "ntfy:" + tokencache.Key(botconfig.BaseOr(c.Server, DefaultServer), c.Token, c.User), Rate: pacing.Rate{Every: requestEvery, Burst: requestBurst}}}
 }
 
 // answer is ntfy's reply: the published message, or an error.

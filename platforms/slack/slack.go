@@ -74,7 +74,7 @@ type Provider struct {
 var (
 	_ push.Platform            = (*Provider)(nil)
 	_ push.BotMessageValidator = (*Provider)(nil)
-	_ push.Pacer               = (*Provider)(nil)
+	_ push.PaceReleaser        = (*Provider)(nil)
 )
 
 // New returns the provider on env's HTTP client and pacer (for a nil env,
@@ -211,15 +211,21 @@ func payload(flavor string, m push.Message) message {
 
 // Pace implements push.Pacer: one message a second per Slack webhook.
 // Mattermost and Rocket.Chat servers set their own limits, off by default.
-func (p *Provider) Pace(d push.Delivery) time.Duration {
+func (p *Provider) Pace(d push.Delivery) time.Duration { return p.pacer.Reserve(p.paceLimits(d)...) }
+
+// ReleasePace implements push.PaceReleaser.
+func (p *Provider) ReleasePace(d push.Delivery) { p.pacer.Release(p.paceLimits(d)...) }
+
+// paceLimits are the limits a send of d is paced by.
+func (p *Provider) paceLimits(d push.Delivery) []pacing.Limit {
 	if p.pacer == nil {
-		return 0
+		return nil
 	}
 	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil || c.Flavor != FlavorSlack {
-		return 0
+		return nil
 	}
-	return p.pacer.Reserve(pacing.Limit{Key: "slack:" + tokencache.Key(c.WebhookURL), Rate: pacing.Rate{Every: slackEvery, Burst: 1}})
+	return []pacing.Limit{{Key: "slack:" + tokencache.Key(c.WebhookURL), Rate: pacing.Rate{Every: slackEvery, Burst: 1}}}
 }
 
 // Send implements push.Platform.

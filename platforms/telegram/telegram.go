@@ -61,8 +61,8 @@ type Provider struct {
 }
 
 var (
-	_ push.Platform = (*Provider)(nil)
-	_ push.Pacer    = (*Provider)(nil)
+	_ push.Platform     = (*Provider)(nil)
+	_ push.PaceReleaser = (*Provider)(nil)
 )
 
 // New returns the Telegram provider on env's HTTP client, image fetcher
@@ -158,23 +158,30 @@ func (p *Provider) ValidateMessage(m push.Message, _ push.TargetType) error {
 // Pace implements push.Pacer with Telegram's published limits: about one
 // message a second to a private chat, 20 a minute to a group, 30 a second
 // for a bot in all.
-func (p *Provider) Pace(d push.Delivery) time.Duration {
+func (p *Provider) Pace(d push.Delivery) time.Duration { return p.pacer.Reserve(p.paceLimits(d)...) }
+
+// ReleasePace implements push.PaceReleaser.
+func (p *Provider) ReleasePace(d push.Delivery) { p.pacer.Release(p.paceLimits(d)...) }
+
+// paceLimits are the limits a send of d is paced by (none without a
+// pacer or with a config that cannot be read: Send reports it).
+func (p *Provider) paceLimits(d push.Delivery) []pacing.Limit {
 	if p.pacer == nil {
-		return 0
+		return nil
 	}
 	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
-		return 0
+		return nil
 	}
 	bot := "telegram:" + tokencache.Key(c.Token)
 	chat := pacing.Rate{Every: time.Second, Burst: 1}
 	if d.Target.Type == push.TargetGroup {
 		chat = pacing.Rate{Every: 4 * time.Second, Burst: 4} // 4 + 60/4 = 19 in any minute
 	}
-	return p.pacer.Reserve(
-		pacing.Limit{Key: bot, Rate: pacing.Rate{Every: 50 * time.Millisecond, Burst: 8}}, // 8 + 20 = 28 in any second
-		pacing.Limit{Key: bot + ":" + d.Target.Address, Rate: chat},
-	)
+	return []pacing.Limit{
+		{Key: bot, Rate: pacing.Rate{Every: 50 * time.Millisecond, Burst: 8}}, // 8 + 20 = 28 in any second
+		{Key: bot + ":" + d.Target.Address, Rate: chat},
+	}
 }
 
 // apiAnswer is the Bot API's envelope.

@@ -110,7 +110,7 @@ type Provider struct {
 var (
 	_ push.Platform            = (*Provider)(nil)
 	_ push.BotMessageValidator = (*Provider)(nil)
-	_ push.Pacer               = (*Provider)(nil)
+	_ push.PaceReleaser        = (*Provider)(nil)
 )
 
 // New returns the WeCom provider on env's HTTP client, token cache, image
@@ -319,28 +319,34 @@ func caption(m push.Message) string { return strings.TrimSpace(m.Content) }
 // dropped without an error, so Herald must not exceed them), a member
 // receives at most 200 messages a minute from one app in a group chat, and
 // a group robot takes 20 messages a minute.
-func (p *Provider) Pace(d push.Delivery) time.Duration {
+func (p *Provider) Pace(d push.Delivery) time.Duration { return p.pacer.Reserve(p.paceLimits(d)...) }
+
+// ReleasePace implements push.PaceReleaser.
+func (p *Provider) ReleasePace(d push.Delivery) { p.pacer.Release(p.paceLimits(d)...) }
+
+// paceLimits are the limits a send of d is paced by.
+func (p *Provider) paceLimits(d push.Delivery) []pacing.Limit {
 	if p.pacer == nil {
-		return 0
+		return nil
 	}
 	c, err := p.configs.Get(d.Bot.Config, p.parseConfig)
 	if err != nil {
-		return 0 // Send reports the bad config
+		return nil // Send reports the bad config
 	}
 	if c.Mode == ModeRobot {
 		// At most 5 + 60/4 = 20 in any minute.
-		return p.pacer.Reserve(pacing.Limit{Key: "wecom:robot:" + tokencache.Key(c.WebhookKey), Rate: pacing.Rate{Every: 4 * time.Second, Burst: 5}})
+		return []pacing.Limit{{Key: "wecom:robot:" + tokencache.Key(c.WebhookKey), Rate: pacing.Rate{Every: 4 * time.Second, Burst: 5}}}
 	}
 	app := "wecom:app:" + tokencache.Key(c.CorpID, c.CorpSecret)
 	if d.Target.Type == push.TargetGroup {
 		// At most 20 + 60/0.333 = 200 in any minute.
-		return p.pacer.Reserve(pacing.Limit{Key: app + ":chat:" + d.Target.Address, Rate: pacing.Rate{Every: time.Minute / 180, Burst: 20}})
+		return []pacing.Limit{{Key: app + ":chat:" + d.Target.Address, Rate: pacing.Rate{Every: time.Minute / 180, Burst: 20}}}
 	}
 	member := app + ":user:" + strings.ToLower(d.Target.Address)
-	return p.pacer.Reserve(
+	return []pacing.Limit{
 		// At most 10 + 60/3 = 30 in any minute …
-		pacing.Limit{Key: member + ":m", Rate: pacing.Rate{Every: 3 * time.Second, Burst: 10}},
+		{Key: member + ":m", Rate: pacing.Rate{Every: 3 * time.Second, Burst: 10}},
 		// … and 100 + 3600/4 = 1000 in any hour.
-		pacing.Limit{Key: member + ":h", Rate: pacing.Rate{Every: 4 * time.Second, Burst: 100}},
-	)
+		{Key: member + ":h", Rate: pacing.Rate{Every: 4 * time.Second, Burst: 100}},
+	}
 }

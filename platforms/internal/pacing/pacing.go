@@ -45,7 +45,11 @@ func New(now func() time.Time) *Pacer {
 
 // Reserve claims one send slot under every limit at once and returns 0, or
 // claims nothing and returns how long to wait until all would allow one.
+// A nil Pacer paces nothing.
 func (p *Pacer) Reserve(limits ...Limit) time.Duration {
+	if p == nil {
+		return 0
+	}
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -87,4 +91,27 @@ func (p *Pacer) Reserve(limits ...Limit) time.Duration {
 		}
 	}
 	return 0
+}
+
+// Release gives back the slot a Reserve of the same limits claimed, for a
+// send that will not be made: each key's next slot comes one interval
+// sooner, never sooner than now.
+func (p *Pacer) Release(limits ...Limit) {
+	if p == nil {
+		return
+	}
+	now := p.now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range limits {
+		tat, ok := p.tat[l.Key]
+		if l.Rate.Every <= 0 || !ok {
+			continue
+		}
+		if tat = tat.Add(-l.Rate.Every); tat.After(now) {
+			p.tat[l.Key] = tat
+		} else {
+			delete(p.tat, l.Key)
+		}
+	}
 }

@@ -43,3 +43,38 @@ func TestPerMinute(t *testing.T) {
 		t.Fatalf("21st send waits %s, want 3s", w)
 	}
 }
+
+// TestRelease: a released slot can be reserved again at once, under every
+// limit it was claimed under; releasing more than was reserved frees no
+// slot beyond the burst, and a nil Pacer paces nothing.
+func TestRelease(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := New(func() time.Time { return now })
+	chat := Limit{Key: "chat", Rate: Rate{Every: time.Second, Burst: 1}}
+	bot := Limit{Key: "bot", Rate: Rate{Every: time.Second, Burst: 2}}
+	if w := p.Reserve(chat, bot); w != 0 {
+		t.Fatalf("first send waits %s", w)
+	}
+	if w := p.Reserve(chat, bot); w != time.Second {
+		t.Fatalf("second send to the chat waits %s, want 1s", w)
+	}
+	p.Release(chat, bot) // the first send will not be made
+	if w := p.Reserve(chat, bot); w != 0 {
+		t.Fatalf("after the release the send waits %s", w)
+	}
+	for i := 0; i < 3; i++ {
+		p.Release(chat, bot)
+	}
+	// The bot's burst of two, no more, to three other chats.
+	for i, want := range []time.Duration{0, 0, time.Second} {
+		c := Limit{Key: "chat" + string(rune('a'+i)), Rate: chat.Rate}
+		if w := p.Reserve(c, bot); w != want {
+			t.Fatalf("send %d after releasing more than was reserved waits %s, want %s", i+1, w, want)
+		}
+	}
+	var none *Pacer
+	if w := none.Reserve(chat); w != 0 {
+		t.Fatalf("a nil Pacer makes a send wait %s", w)
+	}
+	none.Release(chat)
+}
