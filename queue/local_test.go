@@ -473,3 +473,27 @@ func TestRedisQueueRunNow(t *testing.T) {
 		waitClean(t, rdb, ns)
 	})
 }
+
+// TestRedisQueueLocalRunPanic: a handler that panics in a local run (an id
+// claimed with its request, run by RunNow) does not take the node down:
+// the id is handed back to the queue, whose handler runs it again, and
+// the worker slot is free again.
+func TestRedisQueueLocalRunPanic(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		q := keepNothing(t, rdb, ns, 1, 20*time.Millisecond, 30*time.Second)
+		engine := newHolder()
+		if err := q.Start(engine.handle); err != nil {
+			t.Fatal(err)
+		}
+		if got := q.TakeSlots(1); got != 1 {
+			t.Fatalf("took %d slots of 1 free", got)
+		}
+		id := push.NewJobID()
+		q.RunNow([]string{id}, func(context.Context, string) error { panic("a bug in the send") })
+		if got := engine.next(t, 20*time.Second); got != id {
+			t.Fatalf("handed back %s, want %s", got, id)
+		}
+		close(engine.open)
+	})
+}

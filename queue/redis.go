@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -300,8 +301,18 @@ func (q *Redis) process(ctx context.Context, t *asynq.Task) error {
 }
 
 // run calls h (the engine's handler, or a request's) on one id.
-func (q *Redis) run(ctx context.Context, h push.Handler, id string) error {
-	err := h(ctx, id)
+func (q *Redis) run(ctx context.Context, h push.Handler, id string) (err error) {
+	// A panic fails the id as an error would, so that one bad job cannot
+	// take the node down: it is handed back (a local run's) or retried
+	// (asynq's), and the engine then makes a job that was being sent
+	// uncertain.
+	defer func() {
+		if r := recover(); r != nil {
+			q.log.Error("job handler panicked; the job is handed back to the queue", "job", id, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("queue: handler panic: %v", r)
+		}
+	}()
+	err = h(ctx, id)
 	if err == nil {
 		return nil
 	}
