@@ -1,6 +1,9 @@
 package push
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Jobs claimed as they are created. A worker sends a job only after a
 // commit that made it running: the claim. A job that waits for nothing
@@ -131,6 +134,80 @@ func (c *claims) queued(ids []string) []string {
 	return out
 }
 
+// settleFor bounds how long claims whose request's commit is unknown wait
+// for the store to tell whether it happened.
+const settleFor = 30 * time.Second
+
+// unsure takes over the claims of a request whose commit failed as the
+// database became unavailable. Such a commit may have happened though the
+// store could not say so (the COMMIT's answer was lost): its jobs are then
+// running, claimed by this process, which alone sends them, and nothing
+// else would. Once the store answers, the jobs it holds are sent and the
+// slots of the others given back. If it does not answer within settleFor,
+// or the engine drains first, all are given back, and jobs that exist are
+// left to the recovery of stale jobs, which makes them uncertain.
+func (c *claims) unsure(e *Engine) {
+	if c == nil || c.done {
+		return
+	}
+	c.done = true
+	go (&claims{runner: c.runner, jobs: c.jobs, slots: c.slots}).settle(e)
+}
+
+// settle finds out which of the claimed jobs exist, then sends them.
+func (c *claims) settle(e *Engine) {
+	ctx, cancel := context.WithTimeout(context.Background(), settleFor)
+	defer cancel()
+	ids := make([]string, 0, len(c.jobs))
+	for id := range c.jobs {
+		ids = append(ids, id)
+	}
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		// The request's jobs were written in one transaction: all of
+		// them exist, or none (NotFound).
+		jobs, err := e.store.Jobs(ctx, ids)
+		if err == nil || IsKind(err, NotFound) {
+			c.keep(ctx, e, jobs)
+			c.run(e)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			c.drop(ctx, e)
+			return
+		case <-time.After(wait):
+		}
+		if e.Draining() {
+			c.drop(ctx, e)
+			return
+		}
+	}
+}
+
+// keep gives back the slots of the claimed jobs that are not among the
+// running jobs found, and takes the rows of those that are.
+func (c *claims) keep(ctx context.Context, e *Engine, found []Job) {
+	running := make(map[string]Job, len(found))
+	for _, j := range found {
+		if j.State == StateRunning {
+			running[j.ID] = j
+		}
+	}
+	for id, st := range c.jobs {
+		j, ok := running[id]
+		if ok {
+			st.job = &j
+			c.jobs[id] = st
+			continue
+		}
+		e.unpace(*st.job, st.bot, st.target)
+		e.releaseSlot(ctx, st.job.BotID, id)
+		delete(c.jobs, id)
+		c.slots--
+		c.runner.DropSlots(1)
+	}
+}
+
 // run hands the committed claims to the queue, which sends each in this
 // process at once.
 func (c *claims) run(e *Engine) {
@@ -138,6 +215,9 @@ func (c *claims) run(e *Engine) {
 		return
 	}
 	c.done = true
+	if len(c.jobs) == 0 {
+		return
+	}
 	ids := make([]string, 0, len(c.jobs))
 	for id := range c.jobs {
 		ids = append(ids, id)

@@ -1,13 +1,16 @@
 package push_test
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
+	"github.com/heraldpush/herald/storage"
 )
 
 // commitsOf returns how many transactions the store committed while fn
@@ -244,6 +247,81 @@ func TestClaimGivenBackOnAPanic(t *testing.T) {
 	case <-stopped:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the node did not stop: a slot taken before the panic is still counted as running")
+	}
+}
+
+// commitFault makes the store's next commit of a request whose context
+// carries it fail as the database became unavailable: answerLost after
+// the COMMIT happened (its answer lost on the way back), notCommitted
+// before anything was written.
+type commitFault int
+
+const (
+	answerLost commitFault = iota + 1
+	notCommitted
+)
+
+type commitFaultKey struct{}
+
+// faultyCommits is the scale-out store with commitFault's faults.
+type faultyCommits struct{ *storage.Store }
+
+func (s faultyCommits) Update(ctx context.Context, fn func(context.Context, push.Tx) error) error {
+	fault, _ := ctx.Value(commitFaultKey{}).(commitFault)
+	lost := &push.Error{Kind: push.Unavailable, Reason: "database_unavailable", Message: "the database cannot be reached"}
+	if fault == notCommitted {
+		return lost
+	}
+	err := s.Store.Update(ctx, fn)
+	if err == nil && fault == answerLost {
+		return lost
+	}
+	return err
+}
+
+// TestClaimOfAnUnsureCommit: a request whose commit happened though the
+// store reported the database unavailable (the COMMIT's answer lost) is
+// refused with Unavailable, and its job, created running and claimed by
+// this node alone, is sent once the store answers, instead of waiting to
+// be made uncertain; a resubmission with its key is answered with it. A
+// request whose commit did not happen gives its claim back.
+func TestClaimOfAnUnsureCommit(t *testing.T) {
+	h := testkit.New(t, testkit.WithBackend(testkit.ScaleOut), testkit.WithWorkers(1),
+		testkit.WithEngineOptions(func(o *push.Options) { o.Store = faultyCommits{o.Store.(*storage.Store)} }))
+	f := h.Seed(t)
+	sendWith := func(fault commitFault, key, content string) error {
+		_, err := h.Engine.Send(context.WithValue(ctx, commitFaultKey{}, fault), push.AccountPrincipal(f.Account.ID),
+			push.SendRequest{BotID: f.Bot.ID, TargetID: f.Target.ID, Message: text(content), IdempotencyKey: key})
+		return err
+	}
+	if err := sendWith(answerLost, "k", "unsure"); push.KindOf(err) != push.Unavailable {
+		t.Fatalf("send whose commit's answer was lost: %v, want Unavailable", err)
+	}
+	waitUntil(t, "the unsure job sent", func() bool { return len(h.Telegram.Messages()) == 1 })
+	res, err := send(t, h, f, "k", "unsure")
+	if err != nil || len(res.Jobs) != 1 || res.Jobs[0].State != push.StateSucceeded || res.Jobs[0].Attempts != 1 {
+		t.Fatalf("the resubmission: %+v, %v; want the job, succeeded after one attempt", res, err)
+	}
+
+	waitFreeWorker(t, h)
+	if err := sendWith(notCommitted, "", "never written"); push.KindOf(err) != push.Unavailable {
+		t.Fatalf("send whose commit did not happen: %v, want Unavailable", err)
+	}
+	waitFreeWorker(t, h) // its claim given back once the store said there is no such job
+	commits := commitsOf(t, h, func() {
+		if res, err := send(t, h, f, "", "next"); err != nil || res.Jobs[0].State != push.StateSucceeded {
+			t.Fatalf("next send: %+v, %v", res, err)
+		}
+	})
+	if commits > 2 {
+		t.Fatalf("the next send committed %d transactions, want 2", commits)
+	}
+	var got []string
+	for _, m := range h.Telegram.Messages() {
+		got = append(got, m.Text)
+	}
+	if !cmp.Equal(got, []string{"unsure", "next"}) {
+		t.Fatalf("platform received %q, want the unsure message and the next, once each", got)
 	}
 }
 

@@ -224,6 +224,9 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 		// The record is gone again (swept): commit anew.
 	}
 	if err != nil {
+		if IsKind(err, Unavailable) {
+			claimed.unsure(e) // the commit may have happened all the same
+		}
 		return Result{}, err
 	}
 	var charged int64
