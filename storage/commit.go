@@ -82,6 +82,8 @@ type committer struct {
 	calm    atomic.Int64 // batches committed in a row with no function failing
 	unfit   atomic.Int64 // batches run again because their deferred changes did not fit together
 	joined  atomic.Int64 // new requests inserted together at their batch's end
+
+	batchTimeout time.Duration // see batchTimeout
 }
 
 // newCommitter starts a committer with up to loops batches under way at
@@ -98,7 +100,7 @@ type committer struct {
 // workers on PostgreSQL, 0.9 commits per send instead of 0.7.)
 func newCommitter(s *Store, loops, maxBatch int) *committer {
 	c := &committer{s: s, maxBatch: maxBatch, reqs: make(chan *txRequest, 4*maxBatch), stopped: make(chan struct{}),
-		overflow: make(chan struct{}, 1), primaryDone: make(chan struct{})}
+		overflow: make(chan struct{}, 1), primaryDone: make(chan struct{}), batchTimeout: batchTimeout}
 	loops = max(loops, 1)
 	var running sync.WaitGroup
 	running.Add(loops)
@@ -322,6 +324,16 @@ func (c *committer) commit(batch []*txRequest) {
 	}
 	results, err := c.together(live)
 	if err != nil {
+		var unknown *commitUnknown
+		if errors.As(err, &unknown) {
+			// The batch may have been written: running its
+			// transactions again could apply them twice.
+			e := unconfirmed(err)
+			for _, r := range live {
+				r.done <- e
+			}
+			return
+		}
 		if e := c.s.dialect.classify(err); push.ReasonOf(e) == reasonDatabaseUnavailable {
 			// The database cannot be reached: each transaction would
 			// wait for it again on its own. Nothing of the batch was
@@ -461,8 +473,27 @@ func (c *committer) failure(ferr error) error {
 
 // batchTimeout bounds a batch on a database across the network, whose
 // statements do not watch their callers' contexts: a batch stuck on a
-// lost connection gives way, and its transactions run again on their own.
+// lost connection gives way, and its transactions run again on their own
+// (unless its COMMIT was under way: see commitUnknown).
 const batchTimeout = 30 * time.Second
+
+// commitUnknown is the failure of a COMMIT sent to a database across the
+// network: its answer was lost, or the batch's deadline passed while the
+// server was still committing (a stalled disk, a synchronous standby that
+// does not answer). The batch may have been written, so its transactions
+// must not run again: each caller is told the database is unavailable,
+// and finds out what was written once it answers (a resubmission with the
+// same Idempotency-Key is answered with the request's jobs, if any).
+type commitUnknown struct{ err error }
+
+func (e *commitUnknown) Error() string { return "the commit was not confirmed: " + e.err.Error() }
+func (e *commitUnknown) Unwrap() error { return e.err }
+
+// unconfirmed is what the callers of a batch whose COMMIT failed are told.
+func unconfirmed(err error) error {
+	return &push.Error{Kind: push.Unavailable, Reason: reasonDatabaseUnavailable, RetryAfter: 5 * time.Second,
+		Message: "the database did not confirm the commit, which may have happened: retry later with the same Idempotency-Key", Err: err}
+}
 
 // group runs the batch in one transaction and commits it. With savepoints,
 // each function's failure rolls back its own writes and is its result;
@@ -475,7 +506,7 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 	var deadline time.Time
 	if !c.s.dialect.inProcess {
 		var cancel context.CancelFunc
-		bg, cancel = context.WithTimeout(bg, batchTimeout)
+		bg, cancel = context.WithTimeout(bg, c.batchTimeout)
 		defer cancel()
 		deadline, _ = bg.Deadline()
 	}
@@ -577,6 +608,9 @@ func (c *committer) group(batch []*txRequest, savepoints, deferBacklog bool) (re
 		return nil, false, err
 	}
 	if err := tx.Commit(); err != nil {
+		if !c.s.dialect.inProcess {
+			return nil, false, &commitUnknown{err}
+		}
 		return nil, false, err
 	}
 	c.joined.Add(int64(joined))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/internal/testkit"
 	"github.com/heraldpush/herald/push"
 	"github.com/heraldpush/herald/storage"
 )
@@ -596,4 +597,62 @@ func TestLoneTransactionsFailAlone(t *testing.T) {
 			t.Errorf("the 11th of a backlog of 10: %v, want it refused as backlog_full", err)
 		}
 	})
+}
+
+// TestCommitNotConfirmedIsNotRunAgain: a batch whose COMMIT the database
+// did not confirm in time (here a synchronous standby that never answers,
+// so the commit waits past the batch's deadline; likewise a stalled disk
+// or an answer lost on the way back) may have been written. Its
+// transactions are not run again, which would apply them twice: the
+// caller is told the database is unavailable, and the one grant it asked
+// for is there once, as the server committed it.
+func TestCommitNotConfirmedIsNotRunAgain(t *testing.T) {
+	pg := testkit.StartPostgresServer(t)
+	s := open(t, pg.URL())
+	storage.SetBatchTimeout(s, time.Second)
+	a, _, _ := seed(t, s, 10)
+	for _, stmt := range []string{
+		`ALTER SYSTEM SET synchronous_standby_names = 'ghost'`,
+		`SELECT pg_reload_conf()`,
+		// The first grant's COMMIT waits for the standby that never comes.
+		`CREATE SEQUENCE slow_once`,
+		`CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+		 BEGIN IF nextval('slow_once') = 1 THEN PERFORM set_config('synchronous_commit', 'on', true); END IF; RETURN NULL; END $$`,
+		`CREATE TRIGGER slow AFTER INSERT ON points_ledger FOR EACH ROW EXECUTE FUNCTION slow_commit()`,
+	} {
+		if _, err := s.DB().ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	calls := 0
+	err := s.Update(ctx, func(ctx context.Context, tx push.Tx) error {
+		calls++
+		return tx.Grant(ctx, push.LedgerEntry{AccountID: a.ID, Kind: push.LedgerGrant, Amount: 5, At: t0})
+	})
+	if push.KindOf(err) != push.Unavailable || calls != 1 {
+		t.Fatalf("a grant whose commit was not confirmed: %v after %d runs; want Unavailable after one", err, calls)
+	}
+	// The server committed it (locally, before the wait it was cut from).
+	var acc push.Account
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if acc, err = s.Account(ctx, a.ID); err == nil && acc.Points != 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the grant's row never appeared: %+v, %v", acc, err)
+		}
+	}
+	l, err := s.Ledger(ctx, push.LedgerFilter{AccountID: a.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants := 0
+	for _, e := range l {
+		if e.Kind == push.LedgerGrant {
+			grants++
+		}
+	}
+	if acc.Points != 15 || grants != 1 {
+		t.Fatalf("after one grant of 5 to 10 points: %d points, %d grants; want 15 and 1", acc.Points, grants)
+	}
 }

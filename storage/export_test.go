@@ -1,6 +1,9 @@
 package storage
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // GroupedTransactions returns how many transactions s committed together
 // with others (0 without group commit).
@@ -51,3 +54,6 @@ func UnshardBacklog(ctx context.Context, s *Store) error {
 // JoinedRequests returns how many new requests s inserted together at the
 // end of their batch (PostgreSQL).
 func JoinedRequests(s *Store) int64 { return s.commit.joined.Load() }
+
+// SetBatchTimeout bounds s's batches by d instead of batchTimeout.
+func SetBatchTimeout(s *Store, d time.Duration) { s.commit.batchTimeout = d }
