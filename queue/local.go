@@ -102,10 +102,13 @@ func (q *Redis) RunNow(ids []string, h push.Handler) {
 
 // safety is what became of a local run's safety task: tid is the task to
 // delete when the run ends ("" for none); written says that it is known to
-// be in Redis (its lease is then extended while the run lasts).
+// be in Redis, unsure that its write failed but may have happened (its
+// lease is extended while the run lasts in both cases: the extension of
+// a task that is not there changes nothing).
 type safety struct {
 	tid     string
 	written bool
+	unsure  bool // its write failed, yet may have happened (its answer lost)
 }
 
 // writeLocal reserves ids and writes their safety task, scheduled a lease
@@ -158,9 +161,12 @@ func (q *Redis) startClaimed(ctx context.Context, ids []held) {
 	}
 	q.log.Warn("queue: jobs claimed by this node run without a safety task; should it stop before they settle, they become uncertain once they are stale", "jobs", len(ids), "err", err)
 	if errors.Is(err, errReserved) {
-		tid = "" // nothing written, and the reservations are another's
+		safe <- safety{} // nothing written, and the reservations are another's
+		return
 	}
-	safe <- safety{tid: tid} // a write that happened all the same is undone at the end
+	// A write that happened all the same is kept due a lease ahead while
+	// the jobs run, and undone at the end.
+	safe <- safety{tid: tid, unsure: true}
 }
 
 // heldIDs returns the ids of held.
@@ -190,8 +196,8 @@ func (q *Redis) runLocal(ids []held, safe <-chan safety) {
 	go func() {
 		defer close(extended)
 		task = <-safe
-		if task.written {
-			q.extendLocal(task.tid, stop)
+		if task.written || task.unsure {
+			q.extendLocal(task.tid, stop, task.unsure)
 		}
 	}()
 	failed := q.runHeld(ctx, ids)
@@ -223,7 +229,7 @@ func (q *Redis) runLocal(ids []held, safe <-chan safety) {
 
 // extendLocal moves the safety task's due time a lease ahead every third
 // of a lease until stop is closed.
-func (q *Redis) extendLocal(tid string, stop <-chan struct{}) {
+func (q *Redis) extendLocal(tid string, stop <-chan struct{}, unsure bool) {
 	lease := q.opts.LocalLease
 	tick := time.NewTicker(lease / 3)
 	defer tick.Stop()
@@ -242,8 +248,11 @@ func (q *Redis) extendLocal(tid string, stop <-chan struct{}) {
 			q.log.Warn("queue: cannot extend the lease of a local run", "err", err)
 		case n == 0:
 			// Due already (this node stalled past the lease): its jobs
-			// are handed back; the engine decides on each.
-			q.log.Warn("queue: the lease of a local run ended while it ran")
+			// are handed back; the engine decides on each. Or, after a
+			// write that failed, never written.
+			if !unsure {
+				q.log.Warn("queue: the lease of a local run ended while it ran")
+			}
 			return
 		}
 	}

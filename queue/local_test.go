@@ -497,3 +497,67 @@ func TestRedisQueueLocalRunPanic(t *testing.T) {
 		close(engine.open)
 	})
 }
+
+// lostReply fails the first script that writes a local run's safety task
+// after Redis has run it, as a reply lost to a timeout would.
+type lostReply struct{ done atomic.Bool }
+
+func (h *lostReply) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *lostReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if err != nil || !strings.HasPrefix(cmd.Name(), "eval") || h.done.Load() {
+			return err
+		}
+		for _, a := range cmd.Args() {
+			if s, ok := a.(string); ok && strings.Contains(s, ":t:local-") {
+				h.done.Store(true)
+				cmd.SetErr(errors.New("i/o timeout (after Redis ran it)"))
+				return cmd.Err()
+			}
+		}
+		return err
+	}
+}
+
+func (h *lostReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestRedisQueueRunNowSafetyTaskOfALostReply: the safety task of ids
+// claimed with their request is written, but the reply to its write is
+// lost. It is kept a lease ahead all the same while the ids run: it does
+// not fall due and hand them to a worker elsewhere mid-run.
+func TestRedisQueueRunNowSafetyTaskOfALostReply(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		own := redis.NewClient(rdb.(*redis.Client).Options())
+		t.Cleanup(func() { own.Close() })
+		own.AddHook(&lostReply{})
+		const lease = 1500 * time.Millisecond
+		q := slowPoller(t, own, ns, 2, lease)
+		engine := newHolder()
+		if err := q.Start(engine.handle); err != nil {
+			t.Fatal(err)
+		}
+		if q.TakeSlots(1) != 1 {
+			t.Fatal("no free slot")
+		}
+		claimed := newHolder()
+		q.RunNow([]string{push.NewJobID()}, claimed.handle)
+		claimed.next(t, soon)
+		other := newHolder()
+		if err := newQueue(t, rdb, 1, ns).Start(other.handle); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-other.started:
+			t.Errorf("the claimed id %s was handed to another node while its run went on", got)
+		case <-time.After(3 * lease):
+		}
+		close(claimed.open)
+		close(other.open)
+		close(engine.open)
+	})
+}
