@@ -170,5 +170,5 @@ func (q *Memory) Stop(ctx context.Context) error {
 	q.mu.Unlock()
 	done := make(chan struct{})
 	go func() { q.wg.Wait(); close(done) }()
-	return drain(ctx, func() <-chan struct{} { return done }, q.cancel)
+	return drain(ctx, func() <-chan struct{} { return done }, q.cancel, cancelGrace)
 }

@@ -97,8 +97,9 @@ type RedisOptions struct {
 	// node runs no job it enqueues itself, every id waits in Redis for a
 	// worker to poll for it.
 	LocalLease time.Duration
-	// ShutdownTimeout bounds how long Stop lets asynq wait for workers that
-	// ignore cancellation (default 1 min).
+	// ShutdownTimeout bounds how long Stop waits, after the drain timeout
+	// has canceled the handlers' context, for handlers that ignore it
+	// (default 1 min); Stop then returns an error without them.
 	ShutdownTimeout time.Duration
 }
 
@@ -349,7 +350,8 @@ func isFailure(err error) bool {
 
 // Stop implements push.Queue: no new task is started, running handlers
 // get until ctx ends, then their context is canceled and Stop waits for
-// them to return. Tasks not started stay in Redis for the other nodes.
+// them to return, up to ShutdownTimeout. Tasks not started stay in Redis
+// for the other nodes.
 func (q *Redis) Stop(ctx context.Context) error {
 	q.mu.Lock()
 	srv := q.srv
@@ -360,9 +362,11 @@ func (q *Redis) Stop(ctx context.Context) error {
 		return nil
 	}
 	srv.Stop() // no new tasks
-	err := drain(ctx, q.busy.idle, q.cancel)
+	err := drain(ctx, q.busy.idle, q.cancel, q.opts.ShutdownTimeout)
 	srv.Shutdown()
-	q.runners.wait()
+	if !errors.Is(err, errStillRunning) {
+		q.runners.wait()
+	}
 	return err
 }
 

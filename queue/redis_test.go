@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -486,6 +487,43 @@ func TestRedisQueueKeepsNothingFinished(t *testing.T) {
 		rec.wait(t, 1, 10*time.Second)
 		if n := rec.count(id); n != 2 {
 			t.Fatalf("id enqueued again after it finished: handled %d times in all, want 2", n)
+		}
+	})
+}
+
+// TestRedisQueueStopIsBounded: a handler that ignores its context's end
+// cannot make Stop wait forever: after the drain timeout and then
+// ShutdownTimeout, Stop returns, saying that a handler still runs.
+func TestRedisQueueStopIsBounded(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		q := queue.NewRedis(rdb, queue.RedisOptions{Namespace: ns, Workers: 1, PollInterval: 10 * time.Millisecond,
+			ShutdownTimeout: time.Second, LocalLease: -1})
+		release := make(chan struct{})
+		defer close(release)
+		started := make(chan struct{}, 1)
+		if err := q.Start(func(ctx context.Context, id string) error {
+			started <- struct{}{}
+			<-release // ignores ctx
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Enqueue(ctx, push.NewJobID()); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- q.Stop(sctx) }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "still run") {
+				t.Errorf("Stop with a handler still running: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Stop still waits 8 s after its drain timeout and ShutdownTimeout ended")
 		}
 	})
 }
