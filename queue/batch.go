@@ -190,11 +190,14 @@ func (q *Redis) enqueueBatch(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// enqueueAlone writes id as a task of its own unless a live batch holds it.
+// enqueueAlone writes id as a task of its own unless a live batch (or
+// local run) holds it. The reservation is checked again in the write
+// itself: one made meanwhile by another node keeps the id there.
 func (q *Redis) enqueueAlone(ctx context.Context, id string) error {
 	holder, err := q.rdb.HGet(ctx, q.reservations(), id).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
+		holder = ""
 	case err != nil:
 		return err
 	default:
@@ -202,11 +205,16 @@ func (q *Redis) enqueueAlone(ctx context.Context, id string) error {
 		if err != nil || live {
 			return err // a live batch runs it
 		}
-		if err := q.rdb.HDel(ctx, q.reservations(), id).Err(); err != nil {
-			return err
-		}
 	}
-	return q.enqueue(ctx, id, 0)
+	switch n, err := q.writeAlone(ctx, id, holder); {
+	case err != nil:
+		return err
+	case n == 0:
+		// It has a task: waiting or running (then it will be worked),
+		// or retained after it finished (then enqueue writes it anew).
+		return q.enqueue(ctx, id, 0)
+	}
+	return nil
 }
 
 // live tells whether the batch of a reservation ("batch-ID@unix-ms") will

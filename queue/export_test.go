@@ -14,3 +14,8 @@ func (q *Redis) ReserveTask(ctx context.Context, typ, tid string, payload []byte
 
 // TaskOptions exposes taskOptions to the tests.
 func (q *Redis) TaskOptions(id string) []asynq.Option { return q.taskOptions(id) }
+
+// WriteAlone exposes writeAlone to the tests.
+func (q *Redis) WriteAlone(ctx context.Context, id, dead string) (int, error) {
+	return q.writeAlone(ctx, id, dead)
+}

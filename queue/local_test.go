@@ -561,3 +561,69 @@ func TestRedisQueueRunNowSafetyTaskOfALostReply(t *testing.T) {
 		close(engine.open)
 	})
 }
+
+// afterHGet is a go-redis hook that runs fn once, right after the first
+// HGET of key returns.
+type afterHGet struct {
+	key  string
+	once sync.Once
+	fn   func()
+}
+
+func (h *afterHGet) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *afterHGet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if a := cmd.Args(); cmd.Name() == "hget" && len(a) > 1 && a[1] == h.key {
+			h.once.Do(h.fn)
+		}
+		return err
+	}
+}
+
+func (h *afterHGet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestRedisQueueAloneTaskRacesReservation: node A enqueues an id alone
+// (it found the id reserved, or has no free worker) while node B enqueues
+// it too and runs it itself. B's reservation lands between A's look at
+// the reservations and A's write: A writes no task, and the id runs on B
+// alone, not also on a worker elsewhere.
+func TestRedisQueueAloneTaskRacesReservation(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		x := push.NewJobID()
+		b := slowPoller(t, rdb, ns, 1, 30*time.Second) // one free slot: runs what it enqueues
+		local := newHolder()
+		if err := b.Start(local.handle); err != nil {
+			t.Fatal(err)
+		}
+		own := redis.NewClient(rdb.(*redis.Client).Options())
+		t.Cleanup(func() { own.Close() })
+		own.AddHook(&afterHGet{key: "herald:{" + ns + "}:batched", fn: func() {
+			if err := b.Enqueue(ctx, x); err != nil { // B's reconciler, at the same moment
+				t.Error(err)
+			}
+		}})
+		a := keepNothing(t, own, ns, 0, 0, 0) // API only
+		if err := a.Enqueue(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+		if got := local.next(t, soon); got != x {
+			t.Fatalf("B ran %s, want %s", got, x)
+		}
+		other := newHolder()
+		if err := newQueue(t, rdb, 1, ns).Start(other.handle); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-other.started:
+			t.Fatalf("id %s runs on a worker while B's run of it goes on", got)
+		case <-time.After(2 * time.Second):
+		}
+		close(local.open)
+		close(other.open)
+	})
+}

@@ -49,6 +49,25 @@ end
 return 1
 `)
 
+// aloneTaskScript writes an id's task of its own, pending at once, unless
+// another holds the id: KEYS[1] is the reservations hash, KEYS[2] the
+// pending list, KEYS[3] the id's task key; ARGV[1] is the id, ARGV[2] the
+// task's message, ARGV[3] the time now (Unix nanoseconds), ARGV[4] the
+// reservation the caller found dead ("" for none), which goes. It returns
+// 1 when the task was written, 2 when the id is reserved (again) by a
+// batch or local run that holds it, 0 when the id has a task already;
+// then nothing was written. Check and write in one script: a reservation
+// made between them would otherwise run the id twice at once.
+var aloneTaskScript = redis.NewScript(`
+local h = redis.call('HGET', KEYS[1], ARGV[1])
+if h and h ~= ARGV[4] then return 2 end
+if redis.call('EXISTS', KEYS[3]) > 0 then return 0 end
+if h then redis.call('HDEL', KEYS[1], ARGV[1]) end
+redis.call('HSET', KEYS[3], 'msg', ARGV[2], 'state', 'pending', 'pending_since', ARGV[3])
+redis.call('LPUSH', KEYS[2], ARGV[1])
+return 1
+`)
+
 // allQueuesKey is asynq's set of the queues it was ever given a task for,
 // which its inspector lists (and Len reads).
 const allQueuesKey = "asynq:queues"
@@ -125,3 +144,14 @@ func (q *Redis) publishQueue(ctx context.Context) error {
 
 // pendingKey is asynq's list of the namespace's pending tasks.
 func (q *Redis) pendingKey() string { return "asynq:{" + q.opts.Namespace + "}:pending" }
+
+// writeAlone writes id's task of its own unless a batch or local run
+// holds id (other than dead, a reservation found dead): see
+// aloneTaskScript, whose result it returns.
+func (q *Redis) writeAlone(ctx context.Context, id, dead string) (int, error) {
+	if err := q.publishQueue(ctx); err != nil {
+		return 0, err
+	}
+	keys := []string{q.reservations(), q.pendingKey(), q.taskKey(id)}
+	return aloneTaskScript.Run(ctx, q.rdb, keys, id, q.taskMessage(taskType, id, []byte(id)), time.Now().UnixNano(), dead).Int()
+}

@@ -165,3 +165,51 @@ func TestTaskWriteAllOrNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestAloneTaskWrite: an id's task of its own, written by the script that
+// checks the id's reservation, is stored as asynq's client stores it; it
+// is not written while another reservation holds the id (2) or the id has
+// a task (0), and replaces a reservation found dead (1).
+func TestAloneTaskWrite(t *testing.T) {
+	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ns := testkit.RandomName("q_")
+		q := newQueue(t, rdb, 0, ns)
+		inspector := asynq.NewInspectorFromRedisClient(rdb)
+		reservations := "herald:{" + ns + "}:batched"
+		write := func(id, dead string, want int) {
+			t.Helper()
+			if n, err := q.WriteAlone(ctx, id, dead); err != nil || n != want {
+				t.Fatalf("WriteAlone(%s, %q) = %d, %v; want %d", id, dead, n, err, want)
+			}
+		}
+		id := push.NewJobID()
+		write(id, "", 1)
+		ours := readTask(t, rdb, ns, id)
+		write(id, "", 0) // it has a task
+		if err := inspector.DeleteTask(ns, id); err != nil {
+			t.Fatal(err)
+		}
+		client := asynq.NewClientFromRedisClient(rdb)
+		defer client.Close()
+		if _, err := client.EnqueueContext(ctx, asynq.NewTask("herald:job", []byte(id)), q.TaskOptions(id)...); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(readTask(t, rdb, ns, id), ours); diff != "" {
+			t.Fatalf("stored unlike asynq's own write (-asynq +ours):\n%s", diff)
+		}
+
+		held := push.NewJobID()
+		if err := rdb.HSet(ctx, reservations, held, "batch-b@1").Err(); err != nil {
+			t.Fatal(err)
+		}
+		write(held, "", 2)          // a reservation holds it
+		write(held, "batch-a@1", 2) // another than the one found dead
+		write(held, "batch-b@1", 1) // the dead one: replaced by the task
+		if n, err := rdb.HExists(ctx, reservations, held).Result(); err != nil || n {
+			t.Fatalf("the dead reservation is still there: %v, %v", n, err)
+		}
+		if info, err := inspector.GetTaskInfo(ns, held); err != nil || info.State != asynq.TaskStatePending {
+			t.Fatalf("the task written: %+v, %v", info, err)
+		}
+	})
+}
