@@ -40,6 +40,13 @@ func DefaultLimits() Limits {
 	}
 }
 
+// OutcomeGrace is how long a job's handler may still run after its
+// context was canceled: a send whose platform answered keeps trying to
+// record the answer through a database outage for the attempt timeout plus
+// a minute, so that a known outcome is not lost. A queue's Stop waits that
+// long for its handlers after canceling them.
+func (l Limits) OutcomeGrace() time.Duration { return l.withDefaults().AttemptTimeout + time.Minute }
+
 // withDefaults fills the zero fields of l from DefaultLimits.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()

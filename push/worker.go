@@ -407,7 +407,7 @@ const outcomeTry = 15 * time.Second
 // but whose answer was lost makes the next one a Conflict: the outcome
 // is then recorded already.
 func (e *Engine) recordOutcome(ctx context.Context, job Job, fn func(ctx context.Context, tx Tx, ev *txEvents) error) error {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.limits.AttemptTimeout+time.Minute)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.limits.OutcomeGrace())
 	defer cancel()
 	backoff := 50 * time.Millisecond
 	for try := 1; ; try++ {

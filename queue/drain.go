@@ -11,9 +11,10 @@ import (
 // to stop (their context canceled) still ran.
 var errStillRunning = errors.New("queue: handlers still run after they were told to stop; Stop returns without them")
 
-// cancelGrace is how long the in-process queue's Stop waits for its
-// handlers after canceling their context.
-const cancelGrace = time.Minute
+// cancelGrace is how long Stop waits by default for handlers after
+// canceling their context: longer than the engine's default
+// push.Limits.OutcomeGrace.
+const cancelGrace = 2 * time.Minute
 
 // drain is the end of both queues' Stop: it waits for the running
 // handlers (idle returns a channel closed while none runs) until ctx ends,

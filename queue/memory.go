@@ -21,6 +21,7 @@ type Memory struct {
 	workers int
 	log     *slog.Logger
 	retry   time.Duration
+	grace   time.Duration // MemoryOptions.ShutdownTimeout
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -44,6 +45,11 @@ type MemoryOptions struct {
 	// RetryDelay is the wait before a job whose handler failed (for example
 	// on a busy database) is worked again (default 1 s).
 	RetryDelay time.Duration
+	// ShutdownTimeout bounds how long Stop waits, after the drain timeout
+	// has canceled the handlers' context, for handlers still running
+	// (default 2 min; see push.Limits.OutcomeGrace); Stop then returns an
+	// error without them.
+	ShutdownTimeout time.Duration
 }
 
 var _ push.Queue = (*Memory)(nil)
@@ -61,7 +67,10 @@ func NewMemory(opts MemoryOptions) *Memory {
 	if opts.RetryDelay <= 0 {
 		opts.RetryDelay = time.Second
 	}
-	q := &Memory{workers: opts.Workers, log: opts.Logger, retry: opts.RetryDelay, queued: make(map[string]bool)}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = cancelGrace
+	}
+	q := &Memory{workers: opts.Workers, log: opts.Logger, retry: opts.RetryDelay, grace: opts.ShutdownTimeout, queued: make(map[string]bool)}
 	q.cond = sync.NewCond(&q.mu)
 	q.ctx, q.cancel = context.WithCancel(context.Background())
 	return q
@@ -170,5 +179,5 @@ func (q *Memory) Stop(ctx context.Context) error {
 	q.mu.Unlock()
 	done := make(chan struct{})
 	go func() { q.wg.Wait(); close(done) }()
-	return drain(ctx, func() <-chan struct{} { return done }, q.cancel, cancelGrace)
+	return drain(ctx, func() <-chan struct{} { return done }, q.cancel, q.grace)
 }

@@ -98,8 +98,9 @@ type RedisOptions struct {
 	// worker to poll for it.
 	LocalLease time.Duration
 	// ShutdownTimeout bounds how long Stop waits, after the drain timeout
-	// has canceled the handlers' context, for handlers that ignore it
-	// (default 1 min); Stop then returns an error without them.
+	// has canceled the handlers' context, for handlers still running
+	// (default 2 min; see push.Limits.OutcomeGrace); Stop then returns an
+	// error without them.
 	ShutdownTimeout time.Duration
 }
 
@@ -131,7 +132,7 @@ func NewRedis(rdb redis.UniversalClient, opts RedisOptions) *Redis {
 	def(&opts.ForwardInterval, 250*time.Millisecond)
 	def(&opts.RetryDelay, time.Second)
 	def(&opts.MaxRetryDelay, 30*time.Second)
-	def(&opts.ShutdownTimeout, time.Minute)
+	def(&opts.ShutdownTimeout, cancelGrace)
 	if opts.LocalLease == 0 {
 		opts.LocalLease = 30 * time.Second
 	}

@@ -155,7 +155,7 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 		po.Passwords = password.New()
 	}
 	if c.Redis == nil {
-		n.Queue = queue.NewMemory(queue.MemoryOptions{Workers: c.Workers, Logger: log, RetryDelay: c.QueueRetryDelay})
+		n.Queue = queue.NewMemory(queue.MemoryOptions{Workers: c.Workers, Logger: log, RetryDelay: c.QueueRetryDelay, ShutdownTimeout: stopGrace(c.Limits)})
 		po.Queue = n.Queue
 	} else {
 		ro := *c.Redis
@@ -169,7 +169,8 @@ func Open(ctx context.Context, c Config) (*Node, error) {
 		}
 		shared := cluster.NewNode(ctx, rdb, cluster.NodeOptions{
 			Namespace: ns, Logger: log, Clock: c.Clock,
-			Queue: queue.RedisOptions{Workers: c.Workers, ForwardInterval: c.QueueForwardInterval, RetryDelay: c.QueueRetryDelay},
+			Queue: queue.RedisOptions{Workers: c.Workers, ForwardInterval: c.QueueForwardInterval, RetryDelay: c.QueueRetryDelay,
+				ShutdownTimeout: stopGrace(c.Limits)},
 		})
 		// The notices' subscription ends before the client closes.
 		n.closers = append(n.closers, rdb.Close, shared.Close)
@@ -271,3 +272,8 @@ func (n *Node) Handler() http.Handler {
 	}
 	return n.API
 }
+
+// stopGrace is how long the queue's Stop waits for the engine's handlers
+// after canceling them: those recording an outcome the platform gave keep
+// at it that long (push.Limits.OutcomeGrace), and a little more.
+func stopGrace(l push.Limits) time.Duration { return l.OutcomeGrace() + 5*time.Second }
