@@ -498,31 +498,60 @@ func TestRedisQueueLocalRunPanic(t *testing.T) {
 	})
 }
 
-// lostReply fails the first script that writes a local run's safety task
-// after Redis has run it, as a reply lost to a timeout would.
-type lostReply struct{ done atomic.Bool }
+// commandHook is a go-redis hook that calls after once, after the first
+// command that match accepts has run; after returns the command's error
+// (it may replace it).
+type commandHook struct {
+	match func(cmd redis.Cmder) bool
+	after func(cmd redis.Cmder, err error) error
+	once  sync.Once
+}
 
-func (h *lostReply) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *commandHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (h *lostReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h *commandHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if err != nil || !strings.HasPrefix(cmd.Name(), "eval") || h.done.Load() {
-			return err
-		}
-		for _, a := range cmd.Args() {
-			if s, ok := a.(string); ok && strings.Contains(s, ":t:local-") {
-				h.done.Store(true)
-				cmd.SetErr(errors.New("i/o timeout (after Redis ran it)"))
-				return cmd.Err()
-			}
+		if h.match(cmd) {
+			h.once.Do(func() { err = h.after(cmd, err) })
 		}
 		return err
 	}
 }
 
-func (h *lostReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h *commandHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
+}
+
+// hooked returns a client of its own of rdb's server, with hook.
+func hooked(t *testing.T, rdb redis.UniversalClient, hook redis.Hook) *redis.Client {
+	own := redis.NewClient(rdb.(*redis.Client).Options())
+	t.Cleanup(func() { own.Close() })
+	own.AddHook(hook)
+	return own
+}
+
+// lostReply fails the first script that writes a local run's safety task
+// after Redis has run it, as a reply lost to a timeout would.
+func lostReply() *commandHook {
+	return &commandHook{
+		match: func(cmd redis.Cmder) bool {
+			if !strings.HasPrefix(cmd.Name(), "eval") {
+				return false
+			}
+			return slices.ContainsFunc(cmd.Args(), func(a any) bool {
+				s, ok := a.(string)
+				return ok && strings.Contains(s, ":t:local-")
+			})
+		},
+		after: func(cmd redis.Cmder, err error) error {
+			if err != nil {
+				return err
+			}
+			cmd.SetErr(errors.New("i/o timeout (after Redis ran it)"))
+			return cmd.Err()
+		},
+	}
 }
 
 // TestRedisQueueRunNowSafetyTaskOfALostReply: the safety task of ids
@@ -532,9 +561,7 @@ func (h *lostReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 func TestRedisQueueRunNowSafetyTaskOfALostReply(t *testing.T) {
 	eachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ns := testkit.RandomName("q_")
-		own := redis.NewClient(rdb.(*redis.Client).Options())
-		t.Cleanup(func() { own.Close() })
-		own.AddHook(&lostReply{})
+		own := hooked(t, rdb, lostReply())
 		const lease = 1500 * time.Millisecond
 		q := slowPoller(t, own, ns, 2, lease)
 		engine := newHolder()
@@ -562,30 +589,6 @@ func TestRedisQueueRunNowSafetyTaskOfALostReply(t *testing.T) {
 	})
 }
 
-// afterHGet is a go-redis hook that runs fn once, right after the first
-// HGET of key returns.
-type afterHGet struct {
-	key  string
-	once sync.Once
-	fn   func()
-}
-
-func (h *afterHGet) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *afterHGet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if a := cmd.Args(); cmd.Name() == "hget" && len(a) > 1 && a[1] == h.key {
-			h.once.Do(h.fn)
-		}
-		return err
-	}
-}
-
-func (h *afterHGet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 // TestRedisQueueAloneTaskRacesReservation: node A enqueues an id alone
 // (it found the id reserved, or has no free worker) while node B enqueues
 // it too and runs it itself. B's reservation lands between A's look at
@@ -600,13 +603,19 @@ func TestRedisQueueAloneTaskRacesReservation(t *testing.T) {
 		if err := b.Start(local.handle); err != nil {
 			t.Fatal(err)
 		}
-		own := redis.NewClient(rdb.(*redis.Client).Options())
-		t.Cleanup(func() { own.Close() })
-		own.AddHook(&afterHGet{key: "herald:{" + ns + "}:batched", fn: func() {
-			if err := b.Enqueue(ctx, x); err != nil { // B's reconciler, at the same moment
-				t.Error(err)
-			}
-		}})
+		reservations := "herald:{" + ns + "}:batched"
+		own := hooked(t, rdb, &commandHook{
+			match: func(cmd redis.Cmder) bool {
+				a := cmd.Args()
+				return cmd.Name() == "hget" && len(a) > 1 && a[1] == reservations
+			},
+			after: func(_ redis.Cmder, err error) error {
+				if err := b.Enqueue(ctx, x); err != nil { // B's reconciler, at the same moment
+					t.Error(err)
+				}
+				return err
+			},
+		})
 		a := keepNothing(t, own, ns, 0, 0, 0) // API only
 		if err := a.Enqueue(ctx, x); err != nil {
 			t.Fatal(err)
