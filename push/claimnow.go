@@ -138,8 +138,9 @@ func (c *claims) queued(ids []string) []string {
 // for the store to tell whether it happened.
 const settleFor = 30 * time.Second
 
-// unsure takes over the claims of a request whose commit failed as the
-// database became unavailable. Such a commit may have happened though the
+// unsure takes over the claims of a request with an Idempotency-Key whose
+// commit failed as the database became unavailable. Such a commit may
+// have happened though the
 // store could not say so (the COMMIT's answer was lost): its jobs are then
 // running, claimed by this process, which alone sends them, and nothing
 // else would. Once the store answers, the jobs it holds are sent and the

@@ -279,12 +279,14 @@ func (s faultyCommits) Update(ctx context.Context, fn func(context.Context, push
 	return err
 }
 
-// TestClaimOfAnUnsureCommit: a request whose commit happened though the
-// store reported the database unavailable (the COMMIT's answer lost) is
-// refused with Unavailable, and its job, created running and claimed by
-// this node alone, is sent once the store answers, instead of waiting to
-// be made uncertain; a resubmission with its key is answered with it. A
-// request whose commit did not happen gives its claim back.
+// TestClaimOfAnUnsureCommit: a request with an Idempotency-Key whose
+// commit happened though the store reported the database unavailable (the
+// COMMIT's answer lost) is refused with Unavailable, and its job, created
+// running and claimed by this node alone, is sent once the store answers,
+// instead of waiting to be made uncertain; a resubmission with its key is
+// answered with it. The same request without a key leaves its job unsent:
+// its resubmission would make another. A request whose commit did not
+// happen gives its claim back.
 func TestClaimOfAnUnsureCommit(t *testing.T) {
 	h := testkit.New(t, testkit.WithBackend(testkit.ScaleOut), testkit.WithWorkers(1),
 		testkit.WithEngineOptions(func(o *push.Options) { o.Store = faultyCommits{o.Store.(*storage.Store)} }))
@@ -304,6 +306,14 @@ func TestClaimOfAnUnsureCommit(t *testing.T) {
 	}
 
 	waitFreeWorker(t, h)
+	if err := sendWith(answerLost, "", "no key"); push.KindOf(err) != push.Unavailable {
+		t.Fatalf("send without a key whose commit's answer was lost: %v, want Unavailable", err)
+	}
+	waitFreeWorker(t, h) // its claim given back at once
+	if j := onlyJob(t, h, push.StateRunning); j.Message.Content != "no key" {
+		t.Fatalf("the job left running: %+v, want the keyless one (unsent, made uncertain once stale)", j)
+	}
+
 	if err := sendWith(notCommitted, "", "never written"); push.KindOf(err) != push.Unavailable {
 		t.Fatalf("send whose commit did not happen: %v, want Unavailable", err)
 	}

@@ -224,8 +224,12 @@ func (e *Engine) submit(ctx context.Context, p Principal, s submission) (Result,
 		// The record is gone again (swept): commit anew.
 	}
 	if err != nil {
-		if IsKind(err, Unavailable) {
-			claimed.unsure(e) // the commit may have happened all the same
+		if IsKind(err, Unavailable) && s.key != "" {
+			// The commit may have happened all the same. With a key, a
+			// resubmission is answered with the request's jobs, so they
+			// may go out; without one, a resubmission makes new jobs,
+			// and these are left unsent (made uncertain once stale).
+			claimed.unsure(e)
 		}
 		return Result{}, err
 	}

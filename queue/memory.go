@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -163,7 +164,9 @@ func (q *Memory) work() {
 func (q *Memory) run(id string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("handler panic: %v", r)
+			// Not its value, which may hold what a platform call held (a
+			// URL with a bot token).
+			err = fmt.Errorf("handler panic (%T) at\n%s", r, debug.Stack())
 		}
 	}()
 	return q.handler(q.ctx, id)

@@ -310,8 +310,10 @@ func (q *Redis) run(ctx context.Context, h push.Handler, id string) (err error) 
 	// uncertain.
 	defer func() {
 		if r := recover(); r != nil {
-			q.log.Error("job handler panicked; the job is handed back to the queue", "job", id, "panic", r, "stack", string(debug.Stack()))
-			err = fmt.Errorf("queue: handler panic: %v", r)
+			// The panic's value may hold what a platform call held (a
+			// URL with a bot token): its type and the stack are logged.
+			q.log.Error("job handler panicked; the job is handed back to the queue", "job", id, "panic", fmt.Sprintf("%T", r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("queue: handler panic (%T)", r)
 		}
 	}()
 	err = h(ctx, id)

@@ -55,14 +55,14 @@ return 1
 // task's message, ARGV[3] the time now (Unix nanoseconds), ARGV[4] the
 // reservation the caller found dead ("" for none), which goes. It returns
 // 1 when the task was written, 2 when the id is reserved (again) by a
-// batch or local run that holds it, 0 when the id has a task already;
-// then nothing was written. Check and write in one script: a reservation
+// batch or local run that holds it (then nothing was written), 0 when the
+// id has a task already (then only the dead reservation went). Check and write in one script: a reservation
 // made between them would otherwise run the id twice at once.
 var aloneTaskScript = redis.NewScript(`
 local h = redis.call('HGET', KEYS[1], ARGV[1])
 if h and h ~= ARGV[4] then return 2 end
-if redis.call('EXISTS', KEYS[3]) > 0 then return 0 end
 if h then redis.call('HDEL', KEYS[1], ARGV[1]) end
+if redis.call('EXISTS', KEYS[3]) > 0 then return 0 end
 redis.call('HSET', KEYS[3], 'msg', ARGV[2], 'state', 'pending', 'pending_since', ARGV[3])
 redis.call('LPUSH', KEYS[2], ARGV[1])
 return 1
