@@ -607,13 +607,14 @@ func TestLoneTransactionsFailAlone(t *testing.T) {
 // caller is told the database is unavailable, and the one grant it asked
 // for is there once, as the server committed it.
 func TestCommitNotConfirmedIsNotRunAgain(t *testing.T) {
-	pg := testkit.StartPostgresServer(t)
+	// A synchronous standby that never connects: a transaction that asks
+	// for synchronous commit waits for it (the others, as the server's
+	// default, do not).
+	pg := testkit.StartPostgresServer(t, "synchronous_standby_names=ghost")
 	s := open(t, pg.URL())
 	storage.SetBatchTimeout(s, time.Second)
 	a, _, _ := seed(t, s, 10)
 	for _, stmt := range []string{
-		`ALTER SYSTEM SET synchronous_standby_names = 'ghost'`,
-		`SELECT pg_reload_conf()`,
 		// The first grant's COMMIT waits for the standby that never comes.
 		`CREATE SEQUENCE slow_once`,
 		`CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -23,16 +23,20 @@ type PostgresServer struct {
 	data string
 	log  string
 	port int
+	// settings are the server's settings beyond the test cluster's own
+	// ("name=value", as -c takes them).
+	settings []string
 	// osUser runs the cluster's programs when the test runs as root
 	// (PostgreSQL refuses to run as root).
 	osUser string
 }
 
 // StartPostgresServer initializes and starts a private PostgreSQL cluster
-// on a free loopback port, stopped and removed when the test ends. It
-// needs HERALD_TEST_PGBIN (skipped without it, like every PostgreSQL
-// test).
-func StartPostgresServer(tb testing.TB) *PostgresServer {
+// on a free loopback port, stopped and removed when the test ends, with
+// settings beyond the test cluster's own ("name=value", as postgres -c
+// takes them). It needs HERALD_TEST_PGBIN (skipped without it, like every
+// PostgreSQL test).
+func StartPostgresServer(tb testing.TB, settings ...string) *PostgresServer {
 	tb.Helper()
 	needService(tb, envPostgres, "PostgreSQL") // skips, or fails in CI, without the test services
 	bin := needService(tb, envPGBin, "PostgreSQL")
@@ -43,7 +47,7 @@ func StartPostgresServer(tb testing.TB) *PostgresServer {
 		tb.Fatalf("testkit: %v", err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
-	s := &PostgresServer{tb: tb, bin: bin, data: filepath.Join(dir, "data"), log: filepath.Join(dir, "postgres.log"), port: freePort(tb)}
+	s := &PostgresServer{tb: tb, bin: bin, data: filepath.Join(dir, "data"), log: filepath.Join(dir, "postgres.log"), port: freePort(tb), settings: settings}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -77,9 +81,11 @@ func (s *PostgresServer) URL() string {
 // Start starts the cluster and waits until it accepts connections.
 func (s *PostgresServer) Start() {
 	s.tb.Helper()
-	s.run("pg_ctl", "-D", s.data, "-l", s.log, "-w", "-t", "60",
-		"-o", fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off", s.port, filepath.Dir(s.data)),
-		"start")
+	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off", s.port, filepath.Dir(s.data))
+	for _, kv := range s.settings {
+		opts += " -c " + kv
+	}
+	s.run("pg_ctl", "-D", s.data, "-l", s.log, "-w", "-t", "60", "-o", opts, "start")
 }
 
 // Stop stops the cluster as an administrator would (pg_ctl stop -m fast:
