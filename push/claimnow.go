@@ -23,9 +23,8 @@ import (
 // pacing slot each; drop gives them back.
 type claims struct {
 	runner LocalRunner
-	jobs   map[string]started
-	slots  int  // the worker slots held
-	done   bool // run or dropped: nothing left to give back
+	jobs   map[string]started // each holding one worker slot
+	done   bool               // run or dropped: nothing left to give back
 }
 
 // claimNow picks the planned jobs of a request that this process can
@@ -43,10 +42,11 @@ func (e *Engine) claimNow(ctx context.Context, s *submission) *claims {
 	if n == 0 {
 		return nil
 	}
-	c := &claims{runner: lr, jobs: make(map[string]started, n), slots: n}
+	c := &claims{runner: lr, jobs: make(map[string]started, n)}
 	picked := false
 	defer func() {
 		if !picked {
+			lr.DropSlots(n - len(c.jobs))
 			c.drop(ctx, e)
 		}
 	}()
@@ -61,11 +61,10 @@ func (e *Engine) claimNow(ctx context.Context, s *submission) *claims {
 		j.State, j.StartedAt, j.Attempts = StateRunning, j.CreatedAt, 1
 		c.jobs[j.ID] = st
 	}
+	picked = true
 	if left := n - len(c.jobs); left > 0 {
 		lr.DropSlots(left)
-		c.slots -= left
 	}
-	picked = true
 	if len(c.jobs) == 0 {
 		return nil
 	}
@@ -96,12 +95,17 @@ func (c *claims) drop(ctx context.Context, e *Engine) {
 		return
 	}
 	c.done = true
-	ctx = context.WithoutCancel(ctx)
 	for _, st := range c.jobs {
-		e.unpace(*st.job, st.bot, st.target)
-		e.releaseSlot(ctx, st.job.BotID, st.job.ID)
+		giveBack(ctx, e, st)
 	}
-	c.runner.DropSlots(c.slots)
+	c.runner.DropSlots(len(c.jobs))
+}
+
+// giveBack gives back the pacing and bot slots of a claimed job that
+// will not run.
+func giveBack(ctx context.Context, e *Engine, st started) {
+	e.unpace(*st.job, st.bot, st.target)
+	e.releaseSlot(context.WithoutCancel(ctx), st.job.BotID, st.job.ID)
 }
 
 // planned returns jobs with nil in place of the claimed ones, for the
@@ -140,8 +144,8 @@ const settleFor = 30 * time.Second
 
 // unsure takes over the claims of a request with an Idempotency-Key whose
 // commit failed as the database became unavailable. Such a commit may
-// have happened though the
-// store could not say so (the COMMIT's answer was lost): its jobs are then
+// have happened though the store could not say so (the COMMIT's answer
+// was lost): its jobs are then
 // running, claimed by this process, which alone sends them, and nothing
 // else would. Once the store answers, the jobs it holds are sent and the
 // slots of the others given back. If it does not answer within settleFor,
@@ -152,7 +156,7 @@ func (c *claims) unsure(e *Engine) {
 		return
 	}
 	c.done = true
-	go (&claims{runner: c.runner, jobs: c.jobs, slots: c.slots}).settle(e)
+	go (&claims{runner: c.runner, jobs: c.jobs}).settle(e)
 }
 
 // settle finds out which of the claimed jobs exist, then sends them.
@@ -201,10 +205,8 @@ func (c *claims) keep(ctx context.Context, e *Engine, found []Job) {
 			c.jobs[id] = st
 			continue
 		}
-		e.unpace(*st.job, st.bot, st.target)
-		e.releaseSlot(ctx, st.job.BotID, id)
+		giveBack(ctx, e, st)
 		delete(c.jobs, id)
-		c.slots--
 		c.runner.DropSlots(1)
 	}
 }
