@@ -101,14 +101,13 @@ func (q *Redis) RunNow(ids []string, h push.Handler) {
 }
 
 // safety is what became of a local run's safety task: tid is the task to
-// delete when the run ends ("" for none); written says that it is known to
-// be in Redis, unsure that its write failed but may have happened (its
-// lease is extended while the run lasts in both cases: the extension of
-// a task that is not there changes nothing).
+// delete when the run ends ("" for none), whose lease is extended while
+// the run lasts; unsure says that its write failed but may have happened
+// (its answer lost), in which case the extension of a task that is not
+// there changes nothing.
 type safety struct {
-	tid     string
-	written bool
-	unsure  bool // its write failed, yet may have happened (its answer lost)
+	tid    string
+	unsure bool
 }
 
 // writeLocal reserves ids and writes their safety task, scheduled a lease
@@ -140,7 +139,7 @@ func (q *Redis) startLocal(ctx context.Context, ids []held) error {
 		return err
 	}
 	safe := make(chan safety, 1)
-	safe <- safety{tid: tid, written: true}
+	safe <- safety{tid: tid}
 	go q.runLocal(ids, safe)
 	return nil
 }
@@ -156,7 +155,7 @@ func (q *Redis) startClaimed(ctx context.Context, ids []held) {
 	go q.runLocal(ids, safe)
 	tid, err := q.writeLocal(ctx, ids)
 	if err == nil {
-		safe <- safety{tid: tid, written: true}
+		safe <- safety{tid: tid}
 		return
 	}
 	q.log.Warn("queue: jobs claimed by this node run without a safety task; should it stop before they settle, they become uncertain once they are stale", "jobs", len(ids), "err", err)
@@ -196,7 +195,7 @@ func (q *Redis) runLocal(ids []held, safe <-chan safety) {
 	go func() {
 		defer close(extended)
 		task = <-safe
-		if task.written || task.unsure {
+		if task.tid != "" {
 			q.extendLocal(task.tid, stop, task.unsure)
 		}
 	}()

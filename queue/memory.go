@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -164,9 +163,7 @@ func (q *Memory) work() {
 func (q *Memory) run(id string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			// Not its value, which may hold what a platform call held (a
-			// URL with a bot token).
-			err = fmt.Errorf("handler panic (%T) at\n%s", r, debug.Stack())
+			err = handlerPanic(q.log, id, r)
 		}
 	}()
 	return q.handler(q.ctx, id)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -310,10 +309,7 @@ func (q *Redis) run(ctx context.Context, h push.Handler, id string) (err error) 
 	// uncertain.
 	defer func() {
 		if r := recover(); r != nil {
-			// The panic's value may hold what a platform call held (a
-			// URL with a bot token): its type and the stack are logged.
-			q.log.Error("job handler panicked; the job is handed back to the queue", "job", id, "panic", fmt.Sprintf("%T", r), "stack", string(debug.Stack()))
-			err = fmt.Errorf("queue: handler panic (%T)", r)
+			err = handlerPanic(q.log, id, r)
 		}
 	}()
 	err = h(ctx, id)

@@ -56,8 +56,9 @@ return 1
 // reservation the caller found dead ("" for none), which goes. It returns
 // 1 when the task was written, 2 when the id is reserved (again) by a
 // batch or local run that holds it (then nothing was written), 0 when the
-// id has a task already (then only the dead reservation went). Check and write in one script: a reservation
-// made between them would otherwise run the id twice at once.
+// id has a task already (then only the dead reservation went). Check and
+// write in one script: a reservation made between them would otherwise
+// run the id twice at once.
 var aloneTaskScript = redis.NewScript(`
 local h = redis.call('HGET', KEYS[1], ARGV[1])
 if h and h ~= ARGV[4] then return 2 end
