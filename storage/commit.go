@@ -491,8 +491,7 @@ func (e *commitUnknown) Unwrap() error { return e.err }
 
 // unconfirmed is what the callers of a batch whose COMMIT failed are told.
 func unconfirmed(err error) error {
-	return &push.Error{Kind: push.Unavailable, Reason: reasonDatabaseUnavailable, RetryAfter: 5 * time.Second,
-		Message: "the database did not confirm the commit, which may have happened: retry later with the same Idempotency-Key", Err: err}
+	return databaseUnavailable(err, "the database did not confirm the commit, which may have happened: retry later with the same Idempotency-Key")
 }
 
 // group runs the batch in one transaction and commits it. With savepoints,

@@ -94,6 +94,11 @@ func (d dialect) classify(err error) error {
 const reasonDatabaseUnavailable = "database_unavailable"
 
 func unavailable(err error) error {
-	return &push.Error{Kind: push.Unavailable, Reason: reasonDatabaseUnavailable, RetryAfter: 5 * time.Second,
-		Message: "the database cannot be reached: retry later with the same Idempotency-Key", Err: err}
+	return databaseUnavailable(err, "the database cannot be reached: retry later with the same Idempotency-Key")
+}
+
+// databaseUnavailable is an error of reasonDatabaseUnavailable that says
+// message.
+func databaseUnavailable(err error, message string) error {
+	return &push.Error{Kind: push.Unavailable, Reason: reasonDatabaseUnavailable, RetryAfter: 5 * time.Second, Message: message, Err: err}
 }
